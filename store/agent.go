@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Source says where a row was defined, which decides who may change it.
+type Source string
+
+// Sources of agents and providers.
+const (
+	// SourceConfig rows come from the configuration file and are upserted
+	// at every start.
+	SourceConfig Source = "config"
+	// SourceAPI rows were created through the API or the studio.
+	SourceAPI Source = "api"
+)
+
+func (s Source) valid() bool { return s == SourceConfig || s == SourceAPI }
+
+// Agent is a named model configuration with instructions and tools.
+type Agent struct {
+	ID          string `json:"id"`
+	WorkspaceID string `json:"workspace_id"`
+	// Name is unique within the workspace.
+	Name string `json:"name"`
+	// Model is "provider/model", such as "openai/gpt-4o".
+	Model        string      `json:"model"`
+	Instructions string      `json:"instructions,omitempty"`
+	Tools        []string    `json:"tools,omitempty"`
+	Params       AgentParams `json:"params"`
+	Source       Source      `json:"source"`
+	CreatedAt    time.Time   `json:"created_at"`
+	UpdatedAt    time.Time   `json:"updated_at"`
+}
+
+// AgentParams tunes how an agent calls its model. Drivers store it as one
+// JSON document, so a field added here needs no migration.
+type AgentParams struct {
+	// Temperature is nil to use the provider's default.
+	Temperature *float64 `json:"temperature,omitempty"`
+	// MaxTokens caps each answer; 0 uses the provider's default.
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// MaxSteps caps the tool-calling loop; 0 uses the agent runtime's default.
+	MaxSteps int `json:"max_steps,omitempty"`
+	// Middleware holds per-agent middleware settings (rate limits, retry,
+	// guardrails) as a JSON object the middleware decodes itself. It
+	// round-trips as equivalent JSON, not byte for byte: PostgreSQL
+	// normalizes whitespace and key order.
+	Middleware json.RawMessage `json:"middleware,omitempty"`
+}
+
+// Validate reports whether a can be written.
+func (a Agent) Validate() error {
+	switch {
+	case a.WorkspaceID == "":
+		return fmt.Errorf("%w: agent workspace id is empty; set Agent.WorkspaceID", ErrInvalid)
+	case a.Name == "":
+		return fmt.Errorf("%w: agent name is empty; set Agent.Name", ErrInvalid)
+	case a.Model == "":
+		return fmt.Errorf("%w: agent %q has no model; set Agent.Model to \"provider/model\"", ErrInvalid, a.Name)
+	case !a.Source.valid():
+		return fmt.Errorf("%w: agent %q has source %q; set Agent.Source to %q or %q",
+			ErrInvalid, a.Name, a.Source, SourceConfig, SourceAPI)
+	case a.Params.MaxTokens < 0:
+		return fmt.Errorf("%w: agent %q has max_tokens %d; set it to 0 (default) or more", ErrInvalid, a.Name, a.Params.MaxTokens)
+	case a.Params.MaxSteps < 0:
+		return fmt.Errorf("%w: agent %q has max_steps %d; set it to 0 (default) or more", ErrInvalid, a.Name, a.Params.MaxSteps)
+	case len(a.Params.Middleware) > 0 && !json.Valid(a.Params.Middleware):
+		return fmt.Errorf("%w: agent %q middleware settings are not valid JSON", ErrInvalid, a.Name)
+	}
+	return nil
+}
+
+// Agents stores agents.
+type Agents interface {
+	// Create inserts a and returns it as stored. It assigns an ID when a.ID
+	// is empty and stamps CreatedAt and UpdatedAt. A name taken in the
+	// workspace gives ErrConflict; an unknown workspace gives ErrNotFound.
+	Create(ctx context.Context, a Agent) (Agent, error)
+	// Get returns the workspace's agent with the given id, or ErrNotFound.
+	Get(ctx context.Context, workspaceID, id string) (Agent, error)
+	// GetByName returns the workspace's agent with the given name, or
+	// ErrNotFound.
+	GetByName(ctx context.Context, workspaceID, name string) (Agent, error)
+	// List returns the workspace's agents ordered by name.
+	List(ctx context.Context, workspaceID string) ([]Agent, error)
+	// Update replaces every field of the agent identified by a.WorkspaceID
+	// and a.ID except CreatedAt, stamps UpdatedAt and returns the stored
+	// row. An unknown agent gives ErrNotFound; renaming onto a taken name
+	// gives ErrConflict.
+	Update(ctx context.Context, a Agent) (Agent, error)
+	// Delete removes the workspace's agent, or gives ErrNotFound.
+	Delete(ctx context.Context, workspaceID, id string) error
+	// Upsert creates the agent named a.Name in a.WorkspaceID, or replaces
+	// the fields of the existing one, keeping its ID and CreatedAt. It is
+	// how configuration-file agents are loaded at start.
+	Upsert(ctx context.Context, a Agent) (Agent, error)
+}

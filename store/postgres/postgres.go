@@ -1,0 +1,212 @@
+// Package postgres implements store.Store on PostgreSQL through pgx, for
+// installations that run several `agentcraft serve` and `agentcraft worker`
+// processes against one database.
+//
+//	st, err := postgres.Open(ctx, "postgres://agentcraft@db:5432/agentcraft", nil)
+//	if err != nil { ... }
+//	defer st.Close()
+//	err = st.Migrate(ctx)
+//
+// Options.Schema puts every table in one schema (it becomes the
+// connections' search_path; Migrate creates it when missing), so one
+// database can hold several installations, and tests can isolate themselves
+// with a schema each. Migrations run under a PostgreSQL advisory lock keyed
+// by the schema, so processes starting together migrate once.
+//
+// Unique violations (SQLSTATE 23505) surface as store.ErrConflict, foreign
+// key violations (23503, an unknown workspace) and missing rows as
+// store.ErrNotFound. JSON columns are jsonb: they come back as equivalent
+// JSON, with PostgreSQL's whitespace and key order.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"log/slog"
+	"regexp"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/agentcraftlab/agentcraft/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Options configures Open. The zero value (or nil) is the default.
+type Options struct {
+	// Schema is the schema holding the tables. Empty uses the server's
+	// search_path from the DSN or the role (normally "public"). It must be
+	// a plain identifier: letters, digits and underscores.
+	Schema string
+	// MaxConns caps the connection pool. Zero keeps pgxpool's default,
+	// max(4, number of CPUs), or pool_max_conns from the DSN.
+	MaxConns int32
+	// Logger receives migration progress at Info. Nil discards.
+	Logger *slog.Logger
+}
+
+var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// Store is a store.Store on PostgreSQL. It is safe for concurrent use.
+type Store struct {
+	pool   *pgxpool.Pool
+	schema string // empty when the DSN's search_path is used
+	logger *slog.Logger
+
+	closeOnce sync.Once
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database at dsn (a URL or key=value string, as
+// accepted by pgx) and checks that it answers. It does not migrate; call
+// Migrate.
+func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Schema != "" && !schemaName.MatchString(o.Schema) {
+		return nil, fmt.Errorf("postgres: open: schema %q is not a plain identifier; use letters, digits and underscores", o.Schema)
+	}
+	if o.MaxConns < 0 {
+		return nil, fmt.Errorf("postgres: open: MaxConns is %d; set it to 0 (default) or more", o.MaxConns)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// pgx's parse errors redact the password.
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	if o.Schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.Schema}.Sanitize()
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	return &Store{pool: pool, schema: o.Schema, logger: o.Logger}, nil
+}
+
+// Workspaces implements store.Store.
+func (s *Store) Workspaces() store.Workspaces { return workspaces{s} }
+
+// APIKeys implements store.Store.
+func (s *Store) APIKeys() store.APIKeys { return apiKeys{s} }
+
+// Agents implements store.Store.
+func (s *Store) Agents() store.Agents { return agents{s} }
+
+// Providers implements store.Store.
+func (s *Store) Providers() store.Providers { return providers{s} }
+
+// Credentials implements store.Store.
+func (s *Store) Credentials() store.Credentials { return credentials{s} }
+
+// Usage implements store.Store.
+func (s *Store) Usage() store.Usage { return usage{s} }
+
+// Ping implements store.Store.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
+}
+
+// Migrate implements store.Store. It creates Options.Schema when missing,
+// then applies pending migrations, each in a transaction, holding an
+// advisory lock so concurrent callers on the same schema wait for each
+// other instead of racing.
+func (s *Store) Migrate(ctx context.Context) error {
+	if err := s.ensureSchema(ctx); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	var schema string
+	if err := s.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return fmt.Errorf("postgres: migrate: no schema to create tables in (check search_path): %w", err)
+	}
+	locker, err := lock.NewPostgresSessionLocker(
+		lock.WithLockID(migrationLockID(schema)),
+		lock.WithLockTimeout(1, 300), // poll each second, give up after 5 minutes
+	)
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	// goose speaks database/sql; this handle borrows connections from the
+	// pool (so they get the search_path) and closing it leaves the pool open.
+	db := stdlib.OpenDBFromPool(s.pool)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys,
+		goose.WithDisableGlobalRegistry(true),
+		goose.WithSessionLocker(locker),
+		goose.WithSlog(s.logger),
+	)
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("postgres: migrate schema %s: %w", schema, err)
+	}
+	return nil
+}
+
+// ensureSchema creates Options.Schema when it does not exist. It looks
+// first, because CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege on
+// the database even when the schema is already there.
+func (s *Store) ensureSchema(ctx context.Context) error {
+	if s.schema == "" {
+		return nil
+	}
+	var exists bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, s.schema).Scan(&exists)
+	if err != nil {
+		return fmt.Errorf("look up schema %s: %w", s.schema, err)
+	}
+	if exists {
+		return nil
+	}
+	_, err = s.pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{s.schema}.Sanitize())
+	if err != nil && !errors.Is(mapErr(err), store.ErrConflict) { // created concurrently
+		return fmt.Errorf("create schema %s: %w", s.schema, err)
+	}
+	return nil
+}
+
+// migrationLockID is the advisory lock that serializes migrations of one
+// schema; other schemas in the same database migrate independently.
+func migrationLockID(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("agentcraft/store/postgres migrate " + schema))
+	return int64(h.Sum64())
+}
+
+// Close implements store.Store. It waits for borrowed connections to come
+// back and is safe to call more than once.
+func (s *Store) Close() error {
+	s.closeOnce.Do(s.pool.Close)
+	return nil
+}

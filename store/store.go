@@ -1,0 +1,66 @@
+// Package store is AgentCraft's persistence seam: the rows the platform keeps,
+// one interface per aggregate, and the errors every driver returns.
+//
+// A Store bundles the aggregates (workspaces, API keys, agents, providers,
+// credentials, usage). Two drivers implement it: store/sqlite for a single
+// machine and store/postgres for several; store/storetest is the conformance
+// suite both must pass. Open a driver, run its migrations, then use it:
+//
+//	st, err := sqlite.Open(ctx, "data/agentcraft.db", nil)
+//	if err != nil { ... }
+//	defer st.Close()
+//	if err := st.Migrate(ctx); err != nil { ... }
+//	ws, err := st.Workspaces().GetOrCreate(ctx, "default")
+//
+// Every query on a workspace-scoped row takes the workspace id and filters by
+// it, so a row of one workspace is invisible from another: asking workspace B
+// for an id that belongs to workspace A gives ErrNotFound, never the row. The
+// one exception is APIKeys.GetByHash, which is how a request finds its
+// workspace in the first place.
+//
+// Drivers assign an ID (NewID) to a row created without one and stamp
+// CreatedAt/UpdatedAt themselves. Timestamps come back in UTC, truncated to
+// the microsecond, which is what both databases keep. Drivers map their native
+// errors onto ErrNotFound, ErrConflict and ErrInvalid; test with errors.Is.
+//
+// The store never sees a credential in clear: Credential.Ciphertext is sealed
+// by package secret before it gets here.
+package store
+
+import (
+	"context"
+	"errors"
+)
+
+// Errors returned by every driver, wrapped with the operation that failed.
+var (
+	// ErrNotFound means the row does not exist in the given workspace, or
+	// that the workspace a new row refers to does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict means a unique constraint refused the write, such as a
+	// second agent with the same name in one workspace.
+	ErrConflict = errors.New("store: conflict")
+	// ErrInvalid means a row failed validation before reaching the
+	// database; the message names the field and the fix.
+	ErrInvalid = errors.New("store: invalid input")
+)
+
+// Store is a database holding every aggregate of the platform.
+// Implementations are safe for concurrent use.
+type Store interface {
+	Workspaces() Workspaces
+	APIKeys() APIKeys
+	Agents() Agents
+	Providers() Providers
+	Credentials() Credentials
+	Usage() Usage
+
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+	// Migrate brings the schema to the version this binary expects. It is
+	// idempotent: with nothing pending it changes nothing. Both
+	// `agentcraft migrate` and `agentcraft serve` call it after opening.
+	Migrate(ctx context.Context) error
+	// Close releases the database. Calling methods after Close is an error.
+	Close() error
+}

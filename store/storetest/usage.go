@@ -1,0 +1,228 @@
+package storetest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentcraftlab/agentcraft/store"
+)
+
+func testUsage(t *testing.T, open func(t *testing.T) store.Store) {
+	t.Run("RecordListSummary", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		st := open(t)
+		a, b := mustWorkspace(t, st, "a"), mustWorkspace(t, st, "b")
+		u := st.Usage()
+
+		t0 := time.Date(2025, 6, 1, 9, 0, 0, 123456000, time.UTC)
+		rec := func(ws store.Workspace, at time.Time, agent, provider, model string, in, out, cached, lat, up int, status store.Status, kind string) store.UsageRecord {
+			return store.UsageRecord{ID: store.NewID(), WorkspaceID: ws.ID, APIKeyID: "key-" + agent, Agent: agent,
+				Model: model, Provider: provider, User: "alice@example.com",
+				InputTokens: in, OutputTokens: out, CachedTokens: cached, LatencyMs: lat, UpstreamMs: up,
+				Status: status, ErrorKind: kind, CreatedAt: at}
+		}
+		old := rec(a, t0.Add(-time.Hour), "helper", "openai", "gpt-4o", 1000, 100, 0, 50, 40, store.StatusOK, "")
+		r1 := rec(a, t0, "helper", "openai", "gpt-4o", 100, 50, 20, 1000, 800, store.StatusOK, "")
+		r2 := rec(a, t0.Add(time.Minute), "helper", "openai", "gpt-4o", 200, 25, 0, 500, 400, store.StatusError, "provider")
+		r3 := rec(a, t0.Add(2*time.Minute), "writer", "anthropic", "claude-sonnet", 10, 5, 3, 70, 60, store.StatusOK, "")
+		r4 := rec(a, t0.Add(3*time.Minute), "helper", "anthropic", "claude-sonnet", 7, 1, 0, 9, 8, store.StatusOK, "")
+		other := rec(b, t0, "helper", "openai", "gpt-4o", 9999, 9999, 0, 1, 1, store.StatusOK, "")
+		// A time in another zone is the same instant.
+		r3.CreatedAt = r3.CreatedAt.In(time.FixedZone("JST", 9*3600))
+		for _, r := range []store.UsageRecord{r2, old, r1, r4, r3, other} {
+			if err := u.Record(ctx, r); err != nil {
+				t.Fatalf("Record(%s at %v) = %v", r.Agent, r.CreatedAt, err)
+			}
+		}
+		r3.CreatedAt = r3.CreatedAt.UTC()
+
+		list, err := u.List(ctx, a.ID, t0, 0)
+		if err != nil {
+			t.Fatalf("List(a, t0) = %v", err)
+		}
+		if diff := cmp.Diff([]store.UsageRecord{r4, r3, r2, r1}, list); diff != "" {
+			t.Errorf("List(a, t0) mismatch, want records since t0 newest first (-want +got):\n%s", diff)
+		}
+		list, err = u.List(ctx, a.ID, t0, 2)
+		if err != nil {
+			t.Fatalf("List(a, t0, 2) = %v", err)
+		}
+		if diff := cmp.Diff([]store.UsageRecord{r4, r3}, list); diff != "" {
+			t.Errorf("List(a, t0, limit 2) mismatch (-want +got):\n%s", diff)
+		}
+		list, err = u.List(ctx, b.ID, time.Time{}, 0)
+		if err != nil {
+			t.Fatalf("List(b) = %v", err)
+		}
+		if diff := cmp.Diff([]store.UsageRecord{other}, list); diff != "" {
+			t.Errorf("List(b) mismatch, want only b's record (-want +got):\n%s", diff)
+		}
+
+		sum, err := u.Summary(ctx, a.ID, t0)
+		if err != nil {
+			t.Fatalf("Summary(a, t0) = %v", err)
+		}
+		want := []store.UsageSummary{
+			{Agent: "helper", Provider: "anthropic", Model: "claude-sonnet", Requests: 1, InputTokens: 7, OutputTokens: 1, LatencyMs: 9, UpstreamMs: 8},
+			{Agent: "helper", Provider: "openai", Model: "gpt-4o", Requests: 2, Errors: 1,
+				InputTokens: 300, OutputTokens: 75, CachedTokens: 20, LatencyMs: 1500, UpstreamMs: 1200},
+			{Agent: "writer", Provider: "anthropic", Model: "claude-sonnet", Requests: 1,
+				InputTokens: 10, OutputTokens: 5, CachedTokens: 3, LatencyMs: 70, UpstreamMs: 60},
+		}
+		if diff := cmp.Diff(want, sum); diff != "" {
+			t.Errorf("Summary(a, t0) mismatch (-want +got):\n%s", diff)
+		}
+		sum, err = u.Summary(ctx, a.ID, time.Time{})
+		if err != nil {
+			t.Fatalf("Summary(a, all time) = %v", err)
+		}
+		want[1].Requests, want[1].InputTokens, want[1].OutputTokens = 3, 1300, 175
+		want[1].LatencyMs, want[1].UpstreamMs = 1550, 1240
+		if diff := cmp.Diff(want, sum); diff != "" {
+			t.Errorf("Summary(a, all time) mismatch (-want +got):\n%s", diff)
+		}
+		sum, err = u.Summary(ctx, a.ID, t0.Add(time.Hour))
+		if err != nil || len(sum) != 0 {
+			t.Errorf("Summary(a, future) = %+v, %v; want none", sum, err)
+		}
+	})
+
+	t.Run("RecordDefaults", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		st := open(t)
+		a := mustWorkspace(t, st, "a")
+		before := time.Now()
+		in := store.UsageRecord{WorkspaceID: a.ID, Model: "gpt-4o", Provider: "openai", Status: store.StatusOK}
+		if err := st.Usage().Record(ctx, in); err != nil {
+			t.Fatalf("Record = %v", err)
+		}
+		after := time.Now()
+		list, err := st.Usage().List(ctx, a.ID, time.Time{}, 0)
+		if err != nil || len(list) != 1 {
+			t.Fatalf("List = %+v, %v; want one record", list, err)
+		}
+		got := list[0]
+		if got.ID == "" {
+			t.Error("Record left the ID empty")
+		}
+		checkStamp(t, "CreatedAt", got.CreatedAt, before, after)
+		in.ID, in.CreatedAt = got.ID, got.CreatedAt
+		if diff := cmp.Diff(in, got); diff != "" {
+			t.Errorf("List mismatch (-recorded +got):\n%s", diff)
+		}
+	})
+
+	t.Run("Errors", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		st := open(t)
+		a := mustWorkspace(t, st, "a")
+		u := st.Usage()
+		ok := store.UsageRecord{WorkspaceID: a.ID, Model: "m", Provider: "p", Status: store.StatusOK}
+		for name, mutate := range map[string]func(*store.UsageRecord){
+			"no workspace":    func(r *store.UsageRecord) { r.WorkspaceID = "" },
+			"no status":       func(r *store.UsageRecord) { r.Status = "" },
+			"bad status":      func(r *store.UsageRecord) { r.Status = "failed" },
+			"negative tokens": func(r *store.UsageRecord) { r.OutputTokens = -1 },
+			"negative time":   func(r *store.UsageRecord) { r.UpstreamMs = -1 },
+		} {
+			bad := ok
+			mutate(&bad)
+			wantErr(t, "Record("+name+")", u.Record(ctx, bad), store.ErrInvalid)
+		}
+		orphan := ok
+		orphan.WorkspaceID = store.NewID()
+		wantErr(t, "Record(unknown workspace)", u.Record(ctx, orphan), store.ErrNotFound)
+		dup := ok
+		dup.ID = store.NewID()
+		if err := u.Record(ctx, dup); err != nil {
+			t.Fatalf("Record = %v", err)
+		}
+		wantErr(t, "Record(duplicate id)", u.Record(ctx, dup), store.ErrConflict)
+	})
+
+	t.Run("ConcurrentWriters", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		st := open(t)
+		a := mustWorkspace(t, st, "a")
+		key, err := st.APIKeys().Create(ctx, store.APIKey{WorkspaceID: a.ID, Name: "k", Prefix: "ac_k", Hash: keyHash("k")})
+		if err != nil {
+			t.Fatalf("Create key = %v", err)
+		}
+		// 50 goroutines, as many concurrent requests would: each records
+		// its usage, touches its key and reads, all at once.
+		const writers, perWriter = 50, 10
+		var (
+			wg    sync.WaitGroup
+			start = make(chan struct{})
+			mu    sync.Mutex
+			errs  []error // guarded by mu
+		)
+		fail := func(err error) {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+		t0 := time.Now()
+		for w := range writers {
+			wg.Go(func() {
+				<-start
+				for i := range perWriter {
+					r := store.UsageRecord{WorkspaceID: a.ID, APIKeyID: key.ID, Agent: fmt.Sprintf("agent-%d", w%5),
+						Model: "gpt-4o", Provider: "openai", InputTokens: w + 1, OutputTokens: 1, LatencyMs: i, Status: store.StatusOK}
+					if err := st.Usage().Record(ctx, r); err != nil {
+						fail(fmt.Errorf("writer %d record %d: %w", w, i, err))
+						return
+					}
+					if err := st.APIKeys().Touch(ctx, a.ID, key.ID, time.Now()); err != nil {
+						fail(fmt.Errorf("writer %d touch %d: %w", w, i, err))
+						return
+					}
+					if _, err := st.APIKeys().GetByHash(ctx, keyHash("k")); err != nil {
+						fail(fmt.Errorf("writer %d get key %d: %w", w, i, err))
+						return
+					}
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		for _, err := range errs {
+			t.Error(err)
+		}
+		if len(errs) > 0 {
+			t.FailNow()
+		}
+
+		sum, err := st.Usage().Summary(ctx, a.ID, time.Time{})
+		if err != nil {
+			t.Fatalf("Summary = %v", err)
+		}
+		var requests, input int64
+		for _, s := range sum {
+			requests += s.Requests
+			input += s.InputTokens
+		}
+		// Writer w records perWriter rows of w+1 input tokens.
+		wantInput := int64(perWriter * writers * (writers + 1) / 2)
+		if requests != writers*perWriter || input != wantInput || len(sum) != 5 {
+			t.Errorf("after %d concurrent records: %d requests, %d input tokens in %d groups; want %d, %d in 5",
+				writers*perWriter, requests, input, len(sum), writers*perWriter, wantInput)
+		}
+		list, err := st.Usage().List(ctx, a.ID, t0.Add(-time.Second), writers*perWriter+1)
+		if err != nil || len(list) != writers*perWriter {
+			t.Errorf("List = %d records, %v; want %d", len(list), err, writers*perWriter)
+		}
+		got, err := st.APIKeys().Get(ctx, a.ID, key.ID)
+		if err != nil || got.LastUsedAt == nil || got.LastUsedAt.Before(t0.Truncate(time.Microsecond)) {
+			t.Errorf("key after concurrent touches = %+v, %v; want LastUsedAt after the start", got, err)
+		}
+	})
+}

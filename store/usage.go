@@ -1,0 +1,99 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Status is the outcome of a model request.
+type Status string
+
+// Request outcomes.
+const (
+	StatusOK    Status = "ok"
+	StatusError Status = "error"
+)
+
+// UsageRecord is one model request: who asked, what it cost, how long it took.
+type UsageRecord struct {
+	ID          string `json:"id"`
+	WorkspaceID string `json:"workspace_id"`
+	// APIKeyID is the key that authenticated the request; empty for
+	// requests from the studio or internal jobs.
+	APIKeyID string `json:"api_key_id,omitempty"`
+	Agent    string `json:"agent,omitempty"`
+	Model    string `json:"model"`
+	Provider string `json:"provider"`
+	// User attributes the request to an end user of a front end, such as
+	// the Open WebUI user id or email, when the client says who it is.
+	User         string `json:"user,omitempty"`
+	InputTokens  int    `json:"input_tokens"`
+	OutputTokens int    `json:"output_tokens"`
+	// CachedTokens is the part of InputTokens served from the provider's
+	// prompt cache.
+	CachedTokens int `json:"cached_tokens"`
+	// LatencyMs is the whole request as the client saw it; UpstreamMs the
+	// part spent waiting on the provider.
+	LatencyMs  int    `json:"latency_ms"`
+	UpstreamMs int    `json:"upstream_ms"`
+	Status     Status `json:"status"`
+	// ErrorKind is the llm error kind of a failed request.
+	ErrorKind string `json:"error_kind,omitempty"`
+	// CreatedAt is when the request happened; Record stamps the current
+	// time when it is zero.
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Validate reports whether r can be written.
+func (r UsageRecord) Validate() error {
+	switch {
+	case r.WorkspaceID == "":
+		return fmt.Errorf("%w: usage record workspace id is empty; set UsageRecord.WorkspaceID", ErrInvalid)
+	case r.Status != StatusOK && r.Status != StatusError:
+		return fmt.Errorf("%w: usage record status is %q; set UsageRecord.Status to %q or %q",
+			ErrInvalid, r.Status, StatusOK, StatusError)
+	case r.InputTokens < 0 || r.OutputTokens < 0 || r.CachedTokens < 0:
+		return fmt.Errorf("%w: usage record has negative token counts (%d in, %d out, %d cached)",
+			ErrInvalid, r.InputTokens, r.OutputTokens, r.CachedTokens)
+	case r.LatencyMs < 0 || r.UpstreamMs < 0:
+		return fmt.Errorf("%w: usage record has negative latency (%d ms total, %d ms upstream)",
+			ErrInvalid, r.LatencyMs, r.UpstreamMs)
+	}
+	return nil
+}
+
+// UsageSummary totals the usage of one agent and model.
+type UsageSummary struct {
+	Agent    string `json:"agent"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// Requests counts every record; Errors those with StatusError.
+	Requests     int64 `json:"requests"`
+	Errors       int64 `json:"errors"`
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	CachedTokens int64 `json:"cached_tokens"`
+	// LatencyMs and UpstreamMs are sums; divide by Requests for the mean.
+	LatencyMs  int64 `json:"latency_ms"`
+	UpstreamMs int64 `json:"upstream_ms"`
+}
+
+// DefaultUsageLimit is how many records Usage.List returns when its limit
+// is zero or negative.
+const DefaultUsageLimit = 100
+
+// Usage stores usage records. Record is called once per model request from
+// many goroutines at once; drivers must accept that without losing records
+// or failing with lock errors.
+type Usage interface {
+	// Record appends r, assigning an ID when r.ID is empty. An unknown
+	// workspace gives ErrNotFound.
+	Record(ctx context.Context, r UsageRecord) error
+	// List returns the workspace's records created at or after since,
+	// newest first, at most limit of them (DefaultUsageLimit when limit <= 0).
+	List(ctx context.Context, workspaceID string, since time.Time, limit int) ([]UsageRecord, error)
+	// Summary totals the workspace's records created at or after since per
+	// agent, provider and model, ordered by those three.
+	Summary(ctx context.Context, workspaceID string, since time.Time) ([]UsageSummary, error)
+}
