@@ -9,7 +9,7 @@ import (
 type Accumulator struct {
 	text     strings.Builder
 	calls    []ToolCall
-	args     []strings.Builder
+	args     []*strings.Builder // pointers: a Builder must not be copied when the slice grows
 	resp     Response
 	finished bool
 }
@@ -26,7 +26,7 @@ func (a *Accumulator) Add(ev Event) {
 		}
 		for len(a.calls) <= d.Index {
 			a.calls = append(a.calls, ToolCall{})
-			a.args = append(a.args, strings.Builder{})
+			a.args = append(a.args, new(strings.Builder))
 		}
 		if d.ID != "" {
 			a.calls[d.Index].ID = d.ID

@@ -1,0 +1,121 @@
+// Package tool defines what an agent can call besides the model: the Tool
+// interface, the Registry that names tools for agents and workflows, and the
+// built-in tools (calculator, current_time).
+//
+// A Tool describes itself (name, description, JSON Schema of its arguments,
+// capability) and answers Call. A tool that fails in a way the model can act
+// on — bad arguments, an unknown time zone, division by zero — returns a
+// Result with IsError set, so the model reads the message and recovers. A Go
+// error from Call is reserved for a broken protocol (a lost MCP session, a
+// dead sandbox) that no rewording of the arguments can fix.
+//
+// Register tools explicitly:
+//
+//	var reg tool.Registry
+//	if err := tool.RegisterBuiltins(&reg); err != nil { ... }
+//	tools, err := reg.Resolve("calculator", "current_time")
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentcraftlab/agentcraft/llm"
+)
+
+// Tool is something an agent can call.
+type Tool interface {
+	// Name is the identifier the model calls the tool by: 1 to 64 ASCII
+	// letters, digits, '_' or '-' (the limit OpenAI and Anthropic share).
+	Name() string
+	// Description tells the model what the tool does and when to use it.
+	Description() string
+	// Schema is the JSON Schema object of the arguments; nil means none.
+	Schema() json.RawMessage
+	// Capability says how much harm a call can do; policy (approvals,
+	// guardrails) reads it.
+	Capability() Capability
+	// Call runs the tool with args, the JSON object the model wrote. It
+	// honours ctx. A failure the model can act on is a Result with IsError
+	// set; a Go error means the tool itself is broken.
+	Call(ctx context.Context, args json.RawMessage) (Result, error)
+}
+
+// Result is what a call returns to the model.
+type Result struct {
+	// Content is the text the model reads.
+	Content string `json:"content"`
+	// IsError marks a failed call; Content then says what went wrong and,
+	// where possible, how to fix the arguments.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// ErrorResult returns a Result marked as error, its content formatted as by
+// fmt.Sprintf.
+func ErrorResult(format string, args ...any) Result {
+	return Result{Content: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// Def returns the definition of t that is sent to a model.
+func Def(t Tool) llm.ToolDef {
+	return llm.ToolDef{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()}
+}
+
+// Capability grades how much harm a tool's calls can do. The zero value is
+// invalid so that a tool cannot omit it by accident; Registry.Register
+// rejects it.
+type Capability int
+
+// Capabilities, in increasing order of risk; compare them with < and >=.
+const (
+	// CapabilityLow: computes or reads harmless local facts, no side
+	// effects (calculator, current_time).
+	CapabilityLow Capability = iota + 1
+	// CapabilityMedium: reads outside data or has reversible side effects
+	// (web fetch, document search, drafting).
+	CapabilityMedium
+	// CapabilityHigh: has side effects that are hard to undo (sending
+	// mail, writing files, payments); policy may require approval.
+	CapabilityHigh
+)
+
+// String returns "low", "medium", "high", or "invalid(N)".
+func (c Capability) String() string {
+	switch c {
+	case CapabilityLow:
+		return "low"
+	case CapabilityMedium:
+		return "medium"
+	case CapabilityHigh:
+		return "high"
+	}
+	return fmt.Sprintf("invalid(%d)", int(c))
+}
+
+// Valid reports whether c is one of the defined capabilities.
+func (c Capability) Valid() bool { return c >= CapabilityLow && c <= CapabilityHigh }
+
+// MarshalText writes c as "low", "medium" or "high", so that configuration
+// files and APIs use words.
+func (c Capability) MarshalText() ([]byte, error) {
+	if !c.Valid() {
+		return nil, fmt.Errorf("tool: marshal capability: invalid value %d", int(c))
+	}
+	return []byte(c.String()), nil
+}
+
+// UnmarshalText reads "low", "medium" or "high".
+func (c *Capability) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "low":
+		*c = CapabilityLow
+	case "medium":
+		*c = CapabilityMedium
+	case "high":
+		*c = CapabilityHigh
+	default:
+		return fmt.Errorf("tool: unknown capability %q: use low, medium or high", b)
+	}
+	return nil
+}
