@@ -27,19 +27,35 @@ type Server struct {
 	srv    *httptest.Server
 	answer answerFunc
 
-	mu       sync.Mutex // guards turns, next, requests
+	mu       sync.Mutex // guards the fields below
 	turns    []Turn
 	next     int
 	requests []Recorded
+	models   []string
+	active   int   // requests being answered
+	repeat   *Turn // answers requests past the script, when set
+	norecord bool  // stop recording requests (set by Repeat)
 }
 
 // answerFunc writes the provider-specific answer for one turn.
 type answerFunc func(w http.ResponseWriter, r *http.Request, turn Turn, body map[string]any)
 
-func newServer(t testing.TB, answer answerFunc, turns []Turn) *Server {
+// route serves requests matching an http.ServeMux pattern without
+// consuming a turn, e.g. "GET /v1/models".
+type route struct {
+	pattern string
+	serve   func(s *Server, w http.ResponseWriter, r *http.Request)
+}
+
+func newServer(t testing.TB, answer answerFunc, turns []Turn, routes ...route) *Server {
 	t.Helper()
 	s := &Server{t: t, answer: answer, turns: turns}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", s.serve)
+	for _, rt := range routes {
+		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) { rt.serve(s, w, r) })
+	}
+	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL
 	t.Cleanup(s.Close)
 	return s
@@ -58,6 +74,24 @@ func (s *Server) Push(turns ...Turn) {
 	s.turns = append(s.turns, turns...)
 }
 
+// SetModels sets the model ids the fake lists (GET /v1/models on the
+// OpenAI fake); by default it lists "fake-model".
+func (s *Server) SetModels(ids ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = append([]string(nil), ids...)
+}
+
+// Repeat answers every request past the end of the script with turn, and
+// stops recording requests. Benchmarks use it to serve any number of
+// requests.
+func (s *Server) Repeat(turn Turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repeat = &turn
+	s.norecord = true
+}
+
 // Requests returns a copy of the requests received so far.
 func (s *Server) Requests() []Recorded {
 	s.mu.Lock()
@@ -72,10 +106,35 @@ func (s *Server) Remaining() int {
 	return len(s.turns) - s.next
 }
 
+// Active is the number of requests being answered right now. A test
+// proves that a client's disconnect reached the provider by watching a
+// stalled answer end.
+func (s *Server) Active() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.active++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.active--
+		s.mu.Unlock()
+	}()
 	raw, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
-	s.requests = append(s.requests, Recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: raw})
+	if !s.norecord {
+		s.requests = append(s.requests, Recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: raw})
+	}
+	if s.next >= len(s.turns) && s.repeat != nil {
+		turn := *s.repeat
+		s.mu.Unlock()
+		s.answerTurn(w, r, turn, raw)
+		return
+	}
 	if s.next >= len(s.turns) {
 		s.mu.Unlock()
 		s.t.Errorf("llmtest: unscripted request %d to %s", len(s.requests), r.URL.Path)
@@ -85,7 +144,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	turn := s.turns[s.next]
 	s.next++
 	s.mu.Unlock()
+	s.answerTurn(w, r, turn, raw)
+}
 
+func (s *Server) answerTurn(w http.ResponseWriter, r *http.Request, turn Turn, raw []byte) {
 	var body map[string]any
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &body); err != nil {
