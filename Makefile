@@ -1,0 +1,31 @@
+# AgentCraft developer targets. The README names `make run` and `make test`.
+GO ?= go
+BIN := bin/agentcraft
+
+.PHONY: run build test test-short bench vet fmt
+
+# Start the server with zero configuration (SQLite under ./data, 127.0.0.1:8080).
+run:
+	$(GO) run ./cmd/agentcraft serve
+
+build:
+	$(GO) build -o $(BIN) ./cmd/agentcraft
+
+# The full test suite: vet, then every test with the race detector.
+# PostgreSQL tests run when AGENTCRAFT_TEST_POSTGRES_DSN is set (.ci/run sets it).
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+test-short:
+	$(GO) test -count=1 ./...
+
+# Benchmarks, on demand (not in CI).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')

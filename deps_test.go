@@ -1,0 +1,141 @@
+package agentcraft_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agentcraftlab/agentcraft"
+
+// pkg is one package directory of the module, without its tests.
+type pkg struct {
+	dir     string // relative, slash-separated
+	imports map[string]bool
+	hasDoc  bool
+	files   int
+}
+
+func loadPackages(t *testing.T) map[string]*pkg {
+	t.Helper()
+	pkgs := map[string]*pkg{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || name == "data") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		p := pkgs[dir]
+		if p == nil {
+			p = &pkg{dir: dir, imports: map[string]bool{}}
+			pkgs[dir] = p
+		}
+		p.files++
+		if f.Doc != nil && strings.TrimSpace(f.Doc.Text()) != "" {
+			p.hasDoc = true
+		}
+		for _, imp := range f.Imports {
+			ip, _ := strconv.Unquote(imp.Path.Value)
+			if rel, ok := strings.CutPrefix(ip, module+"/"); ok {
+				p.imports[rel] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("found only %d packages; is the test running at the module root?", len(pkgs))
+	}
+	return pkgs
+}
+
+func under(dir, root string) bool { return dir == root || strings.HasPrefix(dir, root+"/") }
+
+// TestPackageDirection enforces the architecture's dependency direction:
+// the foundations (llm, tool, store, secret, internal/*) never reach up into
+// the layers that use them.
+func TestPackageDirection(t *testing.T) {
+	pkgs := loadPackages(t)
+	rules := []struct {
+		from      string
+		forbidden []string
+		except    []string
+	}{
+		{from: "llm", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "store", "tool", "internal/cli"}},
+		{from: "tool", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "internal/cli"}},
+		{from: "store", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "llm", "tool", "internal/cli"}},
+		{from: "secret", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "store", "llm", "tool", "internal"}},
+		{from: "internal", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent"}, except: []string{"internal/cli"}},
+		{from: "agent", forbidden: []string{"workflow", "controlplane", "server", "platform", "store", "internal/cli"}},
+		{from: "platform", forbidden: []string{"workflow", "controlplane", "server", "internal/cli"}},
+		{from: "server", forbidden: []string{"internal/cli"}},
+	}
+	var problems []string
+	for dir, p := range pkgs {
+		for _, r := range rules {
+			if !under(dir, r.from) {
+				continue
+			}
+			skip := false
+			for _, e := range r.except {
+				skip = skip || under(dir, e)
+			}
+			if skip {
+				continue
+			}
+			for imp := range p.imports {
+				for _, f := range r.forbidden {
+					if under(imp, f) && !under(imp, dir) {
+						problems = append(problems, dir+" imports "+imp+" (forbidden for "+r.from+")")
+					}
+				}
+			}
+		}
+		if dir != "cmd/agentcraft" && p.imports["internal/cli"] {
+			problems = append(problems, dir+" imports internal/cli; only cmd/agentcraft may")
+		}
+	}
+	sort.Strings(problems)
+	for _, pr := range problems {
+		t.Error(pr)
+	}
+}
+
+// TestEveryPackageHasDocComment keeps `go doc` useful for every package.
+func TestEveryPackageHasDocComment(t *testing.T) {
+	for dir, p := range loadPackages(t) {
+		if !p.hasDoc {
+			t.Errorf("package %s has no doc comment: add // Package ... above the package clause of one file", dir)
+		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	// The checks read the source tree relative to the module root.
+	if _, err := os.Stat("go.mod"); err != nil {
+		panic("deps_test must run at the module root")
+	}
+	os.Exit(m.Run())
+}

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/internal/config"
+)
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := run(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "agentcraft ") {
+		t.Fatalf("version: %d %q", code, out)
+	}
+}
+
+func TestUnknownCommandFails(t *testing.T) {
+	code, _, errOut := run(t, "frobnicate")
+	if code == 0 || !strings.Contains(errOut, "unknown command") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestBadConfigFailsWithPath(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "agentcraft.yaml")
+	os.WriteFile(p, []byte("server:\n  adr: x\n"), 0o600)
+	code, _, errOut := run(t, "--config", p, "migrate")
+	if code == 0 || !strings.Contains(errOut, "server.adr: unknown key") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestKeysCreateListRevoke(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, key, _ := run(t, "keys", "create", "--workspace", "team", "--name", "ci")
+	key = strings.TrimSpace(key)
+	if code != 0 || !strings.HasPrefix(key, "ac_") || len(key) < 40 {
+		t.Fatalf("keys create: %d %q", code, key)
+	}
+	code, list, _ := run(t, "keys", "list", "--workspace", "team")
+	if code != 0 || !strings.Contains(list, key[:9]) || strings.Contains(list, key) {
+		t.Fatalf("keys list must show the prefix, never the key: %d\n%s", code, list)
+	}
+	id := strings.Fields(strings.Split(list, "\n")[1])[0]
+	if code, _, errOut := run(t, "keys", "revoke", id, "--workspace", "team"); code != 0 {
+		t.Fatalf("revoke: %s", errOut)
+	}
+	if code, _, _ := run(t, "keys", "revoke", "no-such-id", "--workspace", "team"); code == 0 {
+		t.Fatal("revoking an unknown key succeeded")
+	}
+	db, err := os.ReadFile(filepath.Join("data", "agentcraft.db"))
+	if err == nil && bytes.Contains(db, []byte(key)) {
+		t.Fatal("the key is stored in clear")
+	}
+}
+
+// TestServeZeroConfig starts the server as a newcomer would, with no file
+// and no environment, and checks /health and /ready.
+func TestServeZeroConfig(t *testing.T) {
+	t.Chdir(t.TempDir())
+	cfg, err := config.Load("", []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Server.Addr = "127.0.0.1:0"
+	f := false
+	cfg.DetectProviders = &f
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	var logs bytes.Buffer
+	go func() { done <- serve(ctx, cfg, newLogger(&syncWriter{w: &logs}, cfg.Log), ready) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("serve ended: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not start")
+	}
+	for _, path := range []string{"/health", "/ready"} {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%s = %d", path, resp.StatusCode)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join("data", "agentcraft.db")); err != nil {
+		t.Errorf("zero config did not create ./data/agentcraft.db: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join("data", "master.key")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("master key file: %v %v", fi, err)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:secret@h/db":      "postgres://u:xxxxx@h/db",
+		"postgres://u@h/db":             "postgres://u@h/db",
+		"sqlite://./data/agentcraft.db": "sqlite://./data/agentcraft.db",
+	} {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q", in, got)
+		}
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentcraftlab/agentcraft/store"
+)
+
+// keyPrefix starts every API key, so a leaked key is recognisable by
+// secret scanners.
+const keyPrefix = "ac_"
+
+// newAPIKey returns a fresh key: the prefix and 32 random bytes.
+func newAPIKey() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return keyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func keysCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{Use: "keys", Short: "Manage API keys"}
+	var workspace, name string
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create an API key; it is printed once and stored hashed",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			cfg, err := e.load()
+			if err != nil {
+				return err
+			}
+			st, err := openStore(ctx, cfg.Database.URL, newLogger(e.stderr, cfg.Log))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			ws, err := st.Workspaces().GetOrCreate(ctx, workspace)
+			if err != nil {
+				return err
+			}
+			key := newAPIKey()
+			h := sha256.Sum256([]byte(key))
+			k, err := st.APIKeys().Create(ctx, store.APIKey{WorkspaceID: ws.ID, Name: name, Prefix: key[:len(keyPrefix)+6], Hash: h[:]})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(e.stdout, key)
+			fmt.Fprintf(e.stderr, "created key %s (%s) for workspace %q; it is shown only now, store it safely\n", k.ID, k.Prefix, ws.Name)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&workspace, "workspace", "default", "workspace the key gives access to (created when missing)")
+	create.Flags().StringVar(&name, "name", "", "a label to tell keys apart")
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List a workspace's API keys (never the keys themselves)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			cfg, err := e.load()
+			if err != nil {
+				return err
+			}
+			st, err := openStore(ctx, cfg.Database.URL, newLogger(e.stderr, cfg.Log))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			ws, err := st.Workspaces().GetByName(ctx, workspace)
+			if err != nil {
+				return fmt.Errorf("workspace %q: %w", workspace, err)
+			}
+			keys, err := st.APIKeys().List(ctx, ws.ID)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tPREFIX\tNAME\tCREATED\tLAST USED\tREVOKED")
+			for _, k := range keys {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name, k.CreatedAt.Format("2006-01-02 15:04"), fmtTime(k.LastUsedAt), fmtTime(k.RevokedAt))
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVar(&workspace, "workspace", "default", "workspace")
+
+	revoke := &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke an API key (servers notice within 30 seconds)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cfg, err := e.load()
+			if err != nil {
+				return err
+			}
+			st, err := openStore(ctx, cfg.Database.URL, newLogger(e.stderr, cfg.Log))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			ws, err := st.Workspaces().GetByName(ctx, workspace)
+			if err != nil {
+				return fmt.Errorf("workspace %q: %w", workspace, err)
+			}
+			if err := st.APIKeys().Revoke(ctx, ws.ID, args[0]); err != nil {
+				return fmt.Errorf("revoke %s: %w", args[0], err)
+			}
+			fmt.Fprintln(e.stdout, "revoked", args[0])
+			return nil
+		},
+	}
+	revoke.Flags().StringVar(&workspace, "workspace", "default", "workspace")
+	cmd.AddCommand(create, list, revoke)
+	return cmd
+}
+
+func fmtTime(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Format("2006-01-02 15:04")
+}

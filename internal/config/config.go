@@ -1,0 +1,554 @@
+// Package config loads agentcraft.yaml: the file named by --config, else
+// ./agentcraft.yaml when present, else nothing at all — zero configuration
+// is a working setup (SQLite under ./data, listening on 127.0.0.1:8080).
+//
+// Values may reference the environment as ${NAME} or ${NAME:-default}
+// inside scalars, so secrets stay out of the file. Every scalar key can be
+// overridden by an environment variable named after its path:
+// server.addr → AGENTCRAFT_SERVER_ADDR. Unknown keys are rejected with
+// their path (providers[0].bse_url) so a typo never silently does nothing.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentcraftlab/agentcraft/llm/middleware"
+)
+
+// DefaultFile is read when no --config is given and it exists.
+const DefaultFile = "agentcraft.yaml"
+
+// Config is the whole configuration.
+type Config struct {
+	Server    Server     `yaml:"server"`
+	Database  Database   `yaml:"database"`
+	Log       Log        `yaml:"log"`
+	Secrets   Secrets    `yaml:"secrets"`
+	Providers []Provider `yaml:"providers"`
+	Agents    []Agent    `yaml:"agents"`
+	// DetectProviders, when no providers are configured, looks for
+	// OPENAI_API_KEY, ANTHROPIC_API_KEY and an Ollama server on
+	// 127.0.0.1:11434. Default true.
+	DetectProviders *bool `yaml:"detect_providers"`
+}
+
+// Server configures the HTTP listener.
+type Server struct {
+	// Addr is the listen address. Default 127.0.0.1:8080.
+	Addr string `yaml:"addr"`
+	// Auth is "apikey" (default): every API call needs a Bearer key made
+	// with `agentcraft keys create`; or "none": no authentication, for
+	// trusted private networks only (logged as a warning at start).
+	Auth string `yaml:"auth"`
+	// Workspace is the workspace used when Auth is none. Default "default".
+	Workspace string `yaml:"workspace"`
+	// MaxBodyBytes caps request bodies. Default 8 MiB.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// ShutdownTimeout bounds graceful shutdown. Default 15s.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
+// Database selects the store.
+type Database struct {
+	// URL is sqlite://PATH (default sqlite://./data/agentcraft.db) or
+	// postgres://user@host/db.
+	URL string `yaml:"url"`
+}
+
+// Log configures the process log.
+type Log struct {
+	// Level is debug, info (default), warn or error. Prompts and
+	// completions are logged only at debug.
+	Level string `yaml:"level"`
+	// Format is text (default) or json.
+	Format string `yaml:"format"`
+}
+
+// Secrets configures credential encryption.
+type Secrets struct {
+	// MasterKeyFile holds the 32-byte master key, created with mode 0600
+	// on first start. Ignored when AGENTCRAFT_MASTER_KEY is set.
+	// Default ./data/master.key.
+	MasterKeyFile string `yaml:"master_key_file"`
+}
+
+// Provider is one LLM provider.
+type Provider struct {
+	// Name is how agents refer to it: model "NAME/MODEL".
+	Name string `yaml:"name"`
+	// Type is openai (any OpenAI-compatible server) or anthropic.
+	Type string `yaml:"type"`
+	// BaseURL defaults to the provider's public API.
+	BaseURL string `yaml:"base_url"`
+	// APIKey, usually "${SOME_ENV}". When empty, a key stored with
+	// POST /api/credentials is used.
+	APIKey string `yaml:"api_key"`
+	// Timeout bounds one upstream request. Default 10m (long generations).
+	Timeout time.Duration `yaml:"timeout"`
+	// Middleware: rate_limit, retry, logging for every agent of this provider.
+	Middleware middleware.Settings `yaml:",inline"`
+}
+
+// Agent is an agent defined in the file; it is upserted at start.
+type Agent struct {
+	Name         string   `yaml:"name"`
+	Model        string   `yaml:"model"`
+	Instructions string   `yaml:"instructions"`
+	Tools        []string `yaml:"tools"`
+	Temperature  *float64 `yaml:"temperature"`
+	MaxTokens    int      `yaml:"max_tokens"`
+	// MaxSteps bounds tool-loop steps. Default 10.
+	MaxSteps int `yaml:"max_steps"`
+	// ToolProgress streams the agent's internal tool calls as
+	// reasoning_content so chat UIs can show them. Default false.
+	ToolProgress bool `yaml:"tool_progress"`
+	// Middleware overrides the provider's settings for this agent.
+	Middleware middleware.Settings `yaml:",inline"`
+}
+
+// Default returns the zero-configuration settings.
+func Default() Config {
+	return Config{
+		Server: Server{
+			Addr:            "127.0.0.1:8080",
+			Auth:            "apikey",
+			Workspace:       "default",
+			MaxBodyBytes:    8 << 20,
+			ShutdownTimeout: 15 * time.Second,
+		},
+		Database: Database{URL: "sqlite://./data/agentcraft.db"},
+		Log:      Log{Level: "info", Format: "text"},
+		Secrets:  Secrets{MasterKeyFile: "./data/master.key"},
+	}
+}
+
+// Load reads path (or DefaultFile when path is empty and it exists),
+// applies ${ENV} references and AGENTCRAFT_* overrides from environ
+// (KEY=VALUE pairs; nil means os.Environ()), fills defaults and validates.
+func Load(path string, environ []string) (Config, error) {
+	env := envMap(environ)
+	cfg := Default()
+	explicit := path != ""
+	if path == "" {
+		path = DefaultFile
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := Parse(data, env, &cfg); err != nil {
+			return Config{}, fmt.Errorf("config %s: %w", path, err)
+		}
+	case errors.Is(err, os.ErrNotExist) && !explicit:
+		// Zero configuration.
+	default:
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	if err := applyEnv(reflect.ValueOf(&cfg).Elem(), "AGENTCRAFT", env); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	cfg.fill()
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+func envMap(environ []string) map[string]string {
+	if environ == nil {
+		environ = os.Environ()
+	}
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// Parse decodes YAML into cfg, rejecting unknown keys by path and
+// expanding ${ENV} references in scalar values.
+func Parse(data []byte, env map[string]string, cfg *Config) error {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return fmt.Errorf("parse yaml: %w", err)
+	}
+	if len(root.Content) == 0 {
+		return nil
+	}
+	doc := root.Content[0]
+	if err := checkKeys(doc, reflect.TypeOf(*cfg), ""); err != nil {
+		return err
+	}
+	if err := expandNode(doc, env); err != nil {
+		return err
+	}
+	if err := doc.Decode(cfg); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	return nil
+}
+
+func (c *Config) fill() {
+	d := Default()
+	if c.Server.Addr == "" {
+		c.Server.Addr = d.Server.Addr
+	}
+	if c.Server.Auth == "" {
+		c.Server.Auth = d.Server.Auth
+	}
+	if c.Server.Workspace == "" {
+		c.Server.Workspace = d.Server.Workspace
+	}
+	if c.Server.MaxBodyBytes <= 0 {
+		c.Server.MaxBodyBytes = d.Server.MaxBodyBytes
+	}
+	if c.Server.ShutdownTimeout <= 0 {
+		c.Server.ShutdownTimeout = d.Server.ShutdownTimeout
+	}
+	if c.Database.URL == "" {
+		c.Database.URL = d.Database.URL
+	}
+	if c.Log.Level == "" {
+		c.Log.Level = d.Log.Level
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = d.Log.Format
+	}
+	if c.Secrets.MasterKeyFile == "" {
+		c.Secrets.MasterKeyFile = d.Secrets.MasterKeyFile
+	}
+	if c.DetectProviders == nil {
+		t := true
+		c.DetectProviders = &t
+	}
+	for i := range c.Agents {
+		if c.Agents[i].MaxSteps == 0 {
+			c.Agents[i].MaxSteps = 10
+		}
+	}
+}
+
+// Validate reports the first problem with a path and a fix.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config: %s: %s", path, fmt.Sprintf(format, args...)))
+	}
+	switch c.Server.Auth {
+	case "apikey", "none":
+	default:
+		bad("server.auth", "%q is not apikey or none", c.Server.Auth)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "%q is not debug, info, warn or error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		bad("log.format", "%q is not text or json", c.Log.Format)
+	}
+	if !strings.HasPrefix(c.Database.URL, "sqlite://") && !strings.HasPrefix(c.Database.URL, "postgres://") && !strings.HasPrefix(c.Database.URL, "postgresql://") {
+		bad("database.url", "%q must start with sqlite:// or postgres://", c.Database.URL)
+	}
+	names := map[string]bool{}
+	for i, p := range c.Providers {
+		path := fmt.Sprintf("providers[%d]", i)
+		if !validName(p.Name) {
+			bad(path+".name", "%q must be letters, digits, - or _ (it prefixes model names as NAME/MODEL)", p.Name)
+		}
+		if names[p.Name] {
+			bad(path+".name", "%q is defined twice", p.Name)
+		}
+		names[p.Name] = true
+		switch p.Type {
+		case "openai", "anthropic":
+		default:
+			bad(path+".type", "%q is not openai or anthropic", p.Type)
+		}
+	}
+	agents := map[string]bool{}
+	for i, a := range c.Agents {
+		path := fmt.Sprintf("agents[%d]", i)
+		if !validName(a.Name) {
+			bad(path+".name", "%q must be letters, digits, ., - or _", a.Name)
+		}
+		if agents[a.Name] {
+			bad(path+".name", "%q is defined twice", a.Name)
+		}
+		agents[a.Name] = true
+		if prov, model, ok := strings.Cut(a.Model, "/"); !ok || prov == "" || model == "" {
+			bad(path+".model", "%q must be PROVIDER/MODEL, e.g. local/llama3.2", a.Model)
+		}
+		if a.MaxSteps < 0 {
+			bad(path+".max_steps", "must be positive")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkKeys walks the YAML mapping against the struct type and reports the
+// first unknown key by its path.
+func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		if t.Kind() == reflect.Map {
+			for i := 1; i < len(n.Content); i += 2 {
+				if err := checkKeys(n.Content[i], t.Elem(), join(path, n.Content[i-1].Value)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if t.Kind() != reflect.Struct {
+			return fmt.Errorf("%s: expected %s, got a mapping", orRoot(path), t.Kind())
+		}
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			ft, ok := fields[key]
+			if !ok {
+				return fmt.Errorf("%s: unknown key (line %d); known keys: %s", join(path, key), n.Content[i].Line, knownKeys(fields))
+			}
+			if err := checkKeys(n.Content[i+1], ft, join(path, key)); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() != reflect.Slice {
+			return fmt.Errorf("%s: expected %s, got a list (line %d)", orRoot(path), t.Kind(), n.Line)
+		}
+		for i, c := range n.Content {
+			if err := checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// yamlFields maps yaml keys to field types, flattening ",inline" fields.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	m := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if strings.Contains(opts, "inline") {
+			for k, v := range yamlFields(f.Type) {
+				m[k] = v
+			}
+			continue
+		}
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		m[name] = f.Type
+	}
+	return m
+}
+
+func knownKeys(fields map[string]reflect.Type) string {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, ", ")
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "(root)"
+	}
+	return path
+}
+
+// expandNode replaces ${NAME} and ${NAME:-default} in scalar values.
+// Expansion happens on parsed scalars, never on the raw text, so a value
+// from the environment cannot inject YAML structure.
+func expandNode(n *yaml.Node, env map[string]string) error {
+	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
+		v, err := Expand(n.Value, env)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n.Line, err)
+		}
+		n.Value = v
+		if n.Tag == "!!null" || n.Tag == "" {
+			n.Tag = "!!str"
+		}
+	}
+	for _, c := range n.Content {
+		if err := expandNode(c, env); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Expand substitutes ${NAME} and ${NAME:-default}; an unset NAME without a
+// default becomes the empty string. $$ is not special; only ${ starts a
+// reference.
+func Expand(s string, env map[string]string) (string, error) {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		b.WriteString(s[:i])
+		end := strings.IndexByte(s[i:], '}')
+		if end < 0 {
+			return "", fmt.Errorf("unterminated ${ in %q", s)
+		}
+		ref := s[i+2 : i+end]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if !validEnvName(name) {
+			return "", fmt.Errorf("bad environment reference ${%s}: names are letters, digits and _", ref)
+		}
+		if v, ok := env[name]; ok && (v != "" || !hasDef) {
+			b.WriteString(v)
+		} else if hasDef {
+			b.WriteString(def)
+		}
+		s = s[i+end+1:]
+	}
+}
+
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// applyEnv sets scalar fields from AGENTCRAFT_<PATH> variables. Lists are
+// not overridable this way (their element paths are ambiguous).
+func applyEnv(v reflect.Value, prefix string, env map[string]string) error {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		fv := v.Field(i)
+		key := prefix
+		if !strings.Contains(opts, "inline") {
+			key = prefix + "_" + strings.ToUpper(name)
+		}
+		switch {
+		case f.Type.Kind() == reflect.Struct:
+			if prefix == "AGENTCRAFT" || !strings.Contains(opts, "inline") {
+				if err := applyEnv(fv, key, env); err != nil {
+					return err
+				}
+			}
+			continue
+		case f.Type.Kind() == reflect.Slice:
+			continue
+		}
+		raw, ok := env[key]
+		if !ok {
+			continue
+		}
+		if err := setScalar(fv, raw); err != nil {
+			return fmt.Errorf("%s=%q: %w", key, raw, err)
+		}
+	}
+	return nil
+}
+
+func setScalar(v reflect.Value, raw string) error {
+	if v.Kind() == reflect.Pointer {
+		nv := reflect.New(v.Type().Elem())
+		if err := setScalar(nv.Elem(), raw); err != nil {
+			return err
+		}
+		v.Set(nv)
+		return nil
+	}
+	if v.Type() == reflect.TypeOf(time.Duration(0)) {
+		d, err := time.ParseDuration(raw)
+		if err != nil {
+			return fmt.Errorf("want a duration such as 30s")
+		}
+		v.SetInt(int64(d))
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(raw)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return fmt.Errorf("want true or false")
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return fmt.Errorf("want an integer")
+		}
+		v.SetInt(n)
+	case reflect.Float64:
+		f, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return fmt.Errorf("want a number")
+		}
+		v.SetFloat(f)
+	default:
+		return fmt.Errorf("cannot be set from the environment")
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "agentcraft.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestZeroConfiguration(t *testing.T) {
+	t.Chdir(t.TempDir())
+	cfg, err := Load("", []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.Addr != "127.0.0.1:8080" || cfg.Database.URL != "sqlite://./data/agentcraft.db" || cfg.Server.Auth != "apikey" {
+		t.Fatalf("zero config = %+v", cfg)
+	}
+	if !*cfg.DetectProviders {
+		t.Fatal("provider detection must be on by default")
+	}
+}
+
+func TestExplicitMissingFileFails(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), []string{})
+	if err == nil {
+		t.Fatal("a missing --config file must be an error")
+	}
+}
+
+func TestPublicContract(t *testing.T) {
+	p := write(t, `
+server:   {addr: "127.0.0.1:9090"}
+database: {url: "sqlite://./data/agentcraft.db"}
+providers:
+  - {name: local,  type: openai,    base_url: "http://127.0.0.1:11434/v1", api_key: "${OPENAI_API_KEY}"}
+  - {name: claude, type: anthropic, api_key: "${ANTHROPIC_API_KEY}", retry: {max_retries: 5}}
+agents:
+  - {name: helper, model: "local/llama3.2", instructions: "You are helpful.", tools: [calculator, current_time]}
+`)
+	cfg, err := Load(p, []string{"OPENAI_API_KEY=sk-local", "ANTHROPIC_API_KEY=sk-ant"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.Addr != "127.0.0.1:9090" {
+		t.Errorf("addr = %q", cfg.Server.Addr)
+	}
+	got := []string{cfg.Providers[0].Name, cfg.Providers[0].Type, cfg.Providers[0].BaseURL, cfg.Providers[0].APIKey, cfg.Providers[1].APIKey}
+	want := []string{"local", "openai", "http://127.0.0.1:11434/v1", "sk-local", "sk-ant"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("providers (-want +got):\n%s", diff)
+	}
+	if cfg.Providers[1].Middleware.Retry.MaxRetries != 5 {
+		t.Errorf("provider retry override lost: %+v", cfg.Providers[1].Middleware.Retry)
+	}
+	a := cfg.Agents[0]
+	if a.Name != "helper" || a.Model != "local/llama3.2" || a.MaxSteps != 10 || !cmp.Equal(a.Tools, []string{"calculator", "current_time"}) {
+		t.Errorf("agent = %+v", a)
+	}
+}
+
+func TestUnknownKeyNamesItsPath(t *testing.T) {
+	for _, tc := range []struct{ body, path string }{
+		{"servr: {addr: x}", "servr"},
+		{"server: {adr: x}", "server.adr"},
+		{"providers:\n  - {name: a, type: openai, bse_url: x}", "providers[0].bse_url"},
+		{"agents:\n  - {name: a, model: p/m}\n  - {name: b, model: p/m, toolz: []}", "agents[1].toolz"},
+		{"providers:\n  - {name: a, type: openai, retry: {max_retrys: 2}}", "providers[0].retry.max_retrys"},
+	} {
+		_, err := Load(write(t, tc.body), []string{})
+		if err == nil || !strings.Contains(err.Error(), tc.path+": unknown key") {
+			t.Errorf("%q: err = %v, want it to name %s", tc.body, err, tc.path)
+		}
+	}
+}
+
+func TestEnvironmentOverrides(t *testing.T) {
+	p := write(t, "server: {addr: \"127.0.0.1:1\"}\n")
+	cfg, err := Load(p, []string{
+		"AGENTCRAFT_SERVER_ADDR=0.0.0.0:8081",
+		"AGENTCRAFT_DATABASE_URL=postgres://u@h/db",
+		"AGENTCRAFT_SERVER_SHUTDOWN_TIMEOUT=3s",
+		"AGENTCRAFT_DETECT_PROVIDERS=false",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.Addr != "0.0.0.0:8081" || cfg.Database.URL != "postgres://u@h/db" || cfg.Server.ShutdownTimeout != 3*time.Second || *cfg.DetectProviders {
+		t.Fatalf("overrides not applied: %+v", cfg)
+	}
+	if _, err := Load(p, []string{"AGENTCRAFT_SERVER_MAX_BODY_BYTES=lots"}); err == nil || !strings.Contains(err.Error(), "AGENTCRAFT_SERVER_MAX_BODY_BYTES") {
+		t.Fatalf("bad override err = %v", err)
+	}
+}
+
+func TestExpand(t *testing.T) {
+	env := map[string]string{"A": "1", "EMPTY": ""}
+	for in, want := range map[string]string{
+		"${A}":            "1",
+		"x${A}y${A}":      "x1y1",
+		"${MISSING}":      "",
+		"${MISSING:-d}":   "d",
+		"${EMPTY:-d}":     "d",
+		"no refs $A":      "no refs $A",
+		"${A:-unused}-ok": "1-ok",
+	} {
+		got, err := Expand(in, env)
+		if err != nil || got != want {
+			t.Errorf("Expand(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"${", "${A", "${1A}", "${A B}"} {
+		if _, err := Expand(bad, env); err == nil {
+			t.Errorf("Expand(%q) accepted", bad)
+		}
+	}
+}
+
+func TestEnvValueCannotInjectYAML(t *testing.T) {
+	p := write(t, "providers:\n  - {name: p, type: openai, api_key: \"${KEY}\"}\n")
+	cfg, err := Load(p, []string{"KEY=x\nserver: {auth: none}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.Auth != "apikey" || cfg.Providers[0].APIKey != "x\nserver: {auth: none}" {
+		t.Fatalf("environment value changed structure: %+v", cfg)
+	}
+}
+
+func TestValidation(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"server: {auth: open}", "server.auth"},
+		{"providers:\n  - {name: a, type: gemini}", "providers[0].type"},
+		{"providers:\n  - {name: a, type: openai}\n  - {name: a, type: openai}", "providers[1].name"},
+		{"agents:\n  - {name: a, model: llama3}", "agents[0].model"},
+		{"database: {url: mysql://x}", "database.url"},
+		{"log: {level: loud}", "log.level"},
+	} {
+		_, err := Load(write(t, tc.body), []string{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want mention of %s", tc.body, err, tc.want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("server: {addr: x}\nagents: [{name: a, model: p/m}]"))
+	f.Add([]byte("providers: [{name: a, type: openai, api_key: '${K:-d}'}]"))
+	f.Add([]byte("- not a map"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var cfg Config
+		_ = Parse(data, map[string]string{"K": "v"}, &cfg)
+	})
+}

@@ -1,0 +1,246 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/agent"
+	"github.com/agentcraftlab/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/llm"
+	"github.com/agentcraftlab/agentcraft/llm/middleware"
+	"github.com/agentcraftlab/agentcraft/store"
+)
+
+// ErrUnknownAgent reports a model name that is not an agent of the workspace.
+var ErrUnknownAgent = errors.New("unknown agent")
+
+// ErrInvalidAgent reports an agent definition that cannot run.
+var ErrInvalidAgent = errors.New("invalid agent")
+
+// ErrConfigAgent refuses API changes to an agent defined in agentcraft.yaml.
+var ErrConfigAgent = errors.New("agent is defined in agentcraft.yaml")
+
+// Agent is a resolved, runnable agent.
+type Agent struct {
+	// Runtime runs the tool loop.
+	Runtime *agent.Agent
+	// Row is the stored definition.
+	Row store.Agent
+	// Provider and ModelID split Row.Model.
+	Provider string
+	ModelID  string
+	// ToolProgress streams internal tool calls as reasoning text.
+	ToolProgress bool
+}
+
+type agentEntry struct {
+	agent   *Agent
+	checked time.Time
+}
+
+// agentRecheck is how long a resolved agent is used before its row is read
+// again to notice edits made by other processes. Edits through this
+// process's API take effect at once.
+const agentRecheck = 2 * time.Second
+
+// Agent resolves the workspace's agent named name.
+func (p *Platform) Agent(ctx context.Context, workspaceID, name string) (*Agent, error) {
+	key := workspaceID + "\x00" + name
+	p.mu.Lock()
+	e, ok := p.agents[key]
+	p.mu.Unlock()
+	if ok && time.Since(e.checked) < agentRecheck {
+		return e.agent, nil
+	}
+	row, err := p.store.Agents().GetByName(ctx, workspaceID, name)
+	if errors.Is(err, store.ErrNotFound) {
+		p.evict(workspaceID, name)
+		return nil, fmt.Errorf("%w %q", ErrUnknownAgent, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ok && e.agent.Row.UpdatedAt.Equal(row.UpdatedAt) {
+		p.mu.Lock()
+		p.agents[key] = &agentEntry{agent: e.agent, checked: time.Now()}
+		p.mu.Unlock()
+		return e.agent, nil
+	}
+	a, err := p.build(ctx, row)
+	if err != nil {
+		return nil, fmt.Errorf("agent %q: %w", name, err)
+	}
+	p.mu.Lock()
+	p.agents[key] = &agentEntry{agent: a, checked: time.Now()}
+	p.mu.Unlock()
+	return a, nil
+}
+
+func (p *Platform) evict(workspaceID, name string) {
+	p.mu.Lock()
+	delete(p.agents, workspaceID+"\x00"+name)
+	p.mu.Unlock()
+}
+
+// agentSettings is the JSON kept in store.AgentParams.Middleware.
+type agentSettings struct {
+	middleware.Settings
+	ToolProgress bool `json:"tool_progress,omitempty"`
+}
+
+func (p *Platform) build(ctx context.Context, row store.Agent) (*Agent, error) {
+	provName, modelID, _ := strings.Cut(row.Model, "/")
+	pr, err := p.providerFor(ctx, row.WorkspaceID, provName)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := p.tools.Resolve(row.Tools...)
+	if err != nil {
+		return nil, err
+	}
+	var as agentSettings
+	if len(row.Params.Middleware) > 0 {
+		if err := json.Unmarshal(row.Params.Middleware, &as); err != nil {
+			return nil, fmt.Errorf("middleware settings: %w", err)
+		}
+	}
+	model := p.chain(pr, as.Settings)
+	rt := &agent.Agent{
+		Name:         row.Name,
+		Model:        model,
+		ModelID:      modelID,
+		Instructions: row.Instructions,
+		Tools:        tools,
+		Temperature:  row.Params.Temperature,
+		MaxTokens:    row.Params.MaxTokens,
+		MaxSteps:     row.Params.MaxSteps,
+		Logger:       p.logger.With("agent", row.Name),
+	}
+	return &Agent{Runtime: rt, Row: row, Provider: provName, ModelID: modelID, ToolProgress: as.ToolProgress}, nil
+}
+
+// chain wraps the provider's model in the middleware chain (outermost
+// first: rate limit, retry, logging). Layers the agent does not set come
+// from the provider, and the provider's rate limiter is shared by all its
+// agents; an agent that sets its own rate limit gets its own bucket.
+func (p *Platform) chain(pr *provider, agentSettings middleware.Settings) llm.Model {
+	if agentSettings == (middleware.Settings{}) {
+		return llm.Chain(pr.model, pr.shared...)
+	}
+	merged := middleware.Merge(pr.settings, agentSettings)
+	logger := p.logger.With("provider", pr.info.Name)
+	if agentSettings.RateLimit == (middleware.RateLimitSettings{}) {
+		// The agent keeps the provider's shared bucket (if any) in front
+		// of its own retry and logging layers.
+		var mws []llm.Middleware
+		if pr.limiter != nil {
+			mws = append(mws, pr.limiter)
+		}
+		merged.RateLimit = middleware.RateLimitSettings{}
+		mws = append(mws, middleware.Build(merged, logger)...)
+		return llm.Chain(pr.model, mws...)
+	}
+	return llm.Chain(pr.model, middleware.Build(merged, logger)...)
+}
+
+// checkAgent reports what would stop row from running: an unknown provider
+// or tool, a malformed model reference.
+func (p *Platform) checkAgent(ctx context.Context, row store.Agent) error {
+	provName, modelID, ok := strings.Cut(row.Model, "/")
+	if !ok || provName == "" || modelID == "" {
+		return fmt.Errorf("%w: model %q must be PROVIDER/MODEL, e.g. ollama/llama3.2", ErrInvalidAgent, row.Model)
+	}
+	if _, err := p.providerFor(ctx, row.WorkspaceID, provName); err != nil {
+		return err
+	}
+	if _, err := p.tools.Resolve(row.Tools...); err != nil {
+		return err
+	}
+	if len(row.Params.Middleware) > 0 {
+		var as agentSettings
+		if err := json.Unmarshal(row.Params.Middleware, &as); err != nil {
+			return fmt.Errorf("%w: middleware settings: %v", ErrInvalidAgent, err)
+		}
+		if err := as.Settings.Validate(); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidAgent, err)
+		}
+	}
+	return nil
+}
+
+func configAgentRow(ca config.Agent, workspaceID string) (store.Agent, error) {
+	as := agentSettings{Settings: ca.Middleware, ToolProgress: ca.ToolProgress}
+	var mw json.RawMessage
+	if as.Settings != (middleware.Settings{}) || as.ToolProgress {
+		b, err := json.Marshal(as)
+		if err != nil {
+			return store.Agent{}, err
+		}
+		mw = b
+	}
+	return store.Agent{
+		WorkspaceID:  workspaceID,
+		Name:         ca.Name,
+		Model:        ca.Model,
+		Instructions: ca.Instructions,
+		Tools:        ca.Tools,
+		Params:       store.AgentParams{Temperature: ca.Temperature, MaxTokens: ca.MaxTokens, MaxSteps: ca.MaxSteps, Middleware: mw},
+		Source:       store.SourceConfig,
+	}, nil
+}
+
+// Agents lists the workspace's agents.
+func (p *Platform) Agents(ctx context.Context, workspaceID string) ([]store.Agent, error) {
+	return p.store.Agents().List(ctx, workspaceID)
+}
+
+// CreateAgent checks and stores a new API agent.
+func (p *Platform) CreateAgent(ctx context.Context, a store.Agent) (store.Agent, error) {
+	a.Source = store.SourceAPI
+	if err := p.checkAgent(ctx, a); err != nil {
+		return store.Agent{}, err
+	}
+	return p.store.Agents().Create(ctx, a)
+}
+
+// UpdateAgent checks and replaces an API agent.
+func (p *Platform) UpdateAgent(ctx context.Context, a store.Agent) (store.Agent, error) {
+	old, err := p.store.Agents().Get(ctx, a.WorkspaceID, a.ID)
+	if err != nil {
+		return store.Agent{}, err
+	}
+	if old.Source == store.SourceConfig {
+		return store.Agent{}, fmt.Errorf("%w: change %q in the file", ErrConfigAgent, old.Name)
+	}
+	a.Source = store.SourceAPI
+	if err := p.checkAgent(ctx, a); err != nil {
+		return store.Agent{}, err
+	}
+	out, err := p.store.Agents().Update(ctx, a)
+	if err != nil {
+		return store.Agent{}, err
+	}
+	p.evict(a.WorkspaceID, old.Name)
+	p.evict(a.WorkspaceID, out.Name)
+	return out, nil
+}
+
+// DeleteAgent removes an API agent.
+func (p *Platform) DeleteAgent(ctx context.Context, workspaceID, id string) error {
+	old, err := p.store.Agents().Get(ctx, workspaceID, id)
+	if err != nil {
+		return err
+	}
+	if old.Source == store.SourceConfig {
+		return fmt.Errorf("%w: remove %q from the file", ErrConfigAgent, old.Name)
+	}
+	if err := p.store.Agents().Delete(ctx, workspaceID, id); err != nil {
+		return err
+	}
+	p.evict(workspaceID, old.Name)
+	return nil
+}

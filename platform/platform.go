@@ -1,0 +1,172 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+
+	"github.com/agentcraftlab/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/secret"
+	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/tool"
+)
+
+// Options configure a Platform.
+type Options struct {
+	// Providers and Agents come from agentcraft.yaml.
+	Providers []config.Provider
+	Agents    []config.Agent
+	// DefaultWorkspace receives the configuration file's agents and serves
+	// requests when authentication is off. Default "default".
+	DefaultWorkspace string
+	// DetectProviders looks for OPENAI_API_KEY, ANTHROPIC_API_KEY and a
+	// local Ollama when Providers is empty. Default false.
+	DetectProviders bool
+	// OllamaURL is probed by detection. Default http://127.0.0.1:11434/v1.
+	OllamaURL string
+	// Getenv reads the environment for detection. Default os.Getenv.
+	Getenv func(string) string
+	// Tools is the tool catalog. Default: the built-in tools.
+	Tools *tool.Registry
+	// Logger receives operational logs. Default: discard.
+	Logger *slog.Logger
+}
+
+// Platform resolves agents and providers for requests. Create it with New,
+// stop it with Stop.
+type Platform struct {
+	store  store.Store
+	logger *slog.Logger
+	tools  *tool.Registry
+	http   *http.Client
+	creds  *credentials
+	usage  *usageRecorder
+
+	defaultWS store.Workspace
+	// global holds config and detected providers; written only in New.
+	global map[string]*provider
+
+	mu          sync.Mutex // guards wsProviders and agents
+	wsProviders map[string]*provider
+	agents      map[string]*agentEntry
+}
+
+// New loads the configuration into st and returns a ready Platform: it
+// builds the providers (detecting some when none are configured), makes
+// sure the default workspace exists and upserts the configuration file's
+// agents into it.
+func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*Platform, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.DefaultWorkspace == "" {
+		o.DefaultWorkspace = "default"
+	}
+	if o.OllamaURL == "" {
+		o.OllamaURL = defaultOllamaURL
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Tools == nil {
+		o.Tools = &tool.Registry{}
+		if err := tool.RegisterBuiltins(o.Tools); err != nil {
+			return nil, err
+		}
+	}
+	p := &Platform{
+		store:       st,
+		logger:      o.Logger,
+		tools:       o.Tools,
+		http:        newHTTPClient(),
+		creds:       newCredentials(st.Credentials(), box),
+		global:      map[string]*provider{},
+		wsProviders: map[string]*provider{},
+		agents:      map[string]*agentEntry{},
+	}
+	for _, cp := range o.Providers {
+		if err := p.addGlobalProvider(cp, OriginConfig, nil); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+	}
+	if len(o.Providers) == 0 && o.DetectProviders {
+		p.detectProviders(ctx, o.Getenv, o.OllamaURL)
+	}
+	if len(p.global) == 0 {
+		p.logger.Warn("no_model_reachable", "reason", "no providers configured and none detected (OPENAI_API_KEY, ANTHROPIC_API_KEY, Ollama at "+o.OllamaURL+")",
+			"fix", "add providers to agentcraft.yaml or store a key with POST /api/credentials; /v1/models stays empty until an agent has a provider")
+	}
+	ws, err := st.Workspaces().GetOrCreate(ctx, o.DefaultWorkspace)
+	if err != nil {
+		return nil, fmt.Errorf("default workspace: %w", err)
+	}
+	p.defaultWS = ws
+	for i, ca := range o.Agents {
+		row, err := configAgentRow(ca, ws.ID)
+		if err != nil {
+			return nil, fmt.Errorf("config: agents[%d]: %w", i, err)
+		}
+		if err := p.checkAgent(ctx, row); err != nil {
+			return nil, fmt.Errorf("config: agents[%d] (%s): %w", i, ca.Name, err)
+		}
+		if _, err := st.Agents().Upsert(ctx, row); err != nil {
+			return nil, fmt.Errorf("config: agents[%d] (%s): %w", i, ca.Name, err)
+		}
+	}
+	p.usage = newUsageRecorder(st.Usage(), p.logger)
+	return p, nil
+}
+
+// DefaultWorkspace is the workspace of the configuration file's agents.
+func (p *Platform) DefaultWorkspace() store.Workspace { return p.defaultWS }
+
+// Store is the platform's store.
+func (p *Platform) Store() store.Store { return p.store }
+
+// Tools is the tool catalog.
+func (p *Platform) Tools() *tool.Registry { return p.tools }
+
+// Stop flushes pending usage records. Idempotent.
+func (p *Platform) Stop() { p.usage.stop() }
+
+// RecordUsage stores r in the background.
+func (p *Platform) RecordUsage(r store.UsageRecord) { p.usage.record(r) }
+
+// PutCredential stores an API key for a provider, sealed. A provider name
+// that is not configured but names an adapter type ("openai",
+// "anthropic") creates that provider for the workspace with the type's
+// default endpoint.
+func (p *Platform) PutCredential(ctx context.Context, workspaceID, providerName, key string) error {
+	if _, ok := p.global[providerName]; !ok {
+		_, err := p.store.Providers().GetByName(ctx, workspaceID, providerName)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			if !isProviderType(providerName) {
+				return fmt.Errorf("%w %q: name a configured provider (%v) or a provider type (openai, anthropic)", ErrUnknownProvider, providerName, p.providerNames(ctx, workspaceID))
+			}
+			if _, err := p.store.Providers().Create(ctx, store.Provider{WorkspaceID: workspaceID, Name: providerName, Type: providerName, Source: store.SourceAPI}); err != nil && !errors.Is(err, store.ErrConflict) {
+				return err
+			}
+		case err != nil:
+			return err
+		}
+	}
+	return p.creds.put(ctx, workspaceID, providerName, key)
+}
+
+func isProviderType(s string) bool {
+	for _, t := range providerTypes {
+		if s == t {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,238 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/tool"
+)
+
+func (s *Server) registerManagement(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/agents", s.listAgents)
+	mux.HandleFunc("POST /api/agents", s.createAgent)
+	mux.HandleFunc("GET /api/agents/{id}", s.getAgent)
+	mux.HandleFunc("PUT /api/agents/{id}", s.updateAgent)
+	mux.HandleFunc("DELETE /api/agents/{id}", s.deleteAgent)
+	mux.HandleFunc("POST /api/credentials", s.putCredential)
+	mux.HandleFunc("GET /api/credentials", s.listCredentials)
+	mux.HandleFunc("GET /api/providers", s.listProviders)
+	mux.HandleFunc("GET /api/tools", s.listTools)
+	mux.HandleFunc("GET /api/usage", s.usage)
+}
+
+func workspace(r *http.Request) string {
+	pr, _ := platform.PrincipalFrom(r.Context())
+	return pr.WorkspaceID
+}
+
+// decodeBody reads a JSON object into v, refusing unknown fields so that a
+// misspelt field is an error rather than silently ignored.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			apierr.Write(w, &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest, Code: "request_too_large", Message: "request body is too large"})
+		case errors.Is(err, io.EOF):
+			apierr.Write(w, apierr.BadRequest("", "request body is empty: send a JSON object"))
+		default:
+			apierr.Write(w, apierr.BadRequest("", "request body is not valid: "+err.Error()))
+		}
+		return false
+	}
+	return true
+}
+
+// storeError maps store and platform errors to API errors.
+func storeError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		apierr.Write(w, apierr.NotFound("not_found", err.Error()))
+	case errors.Is(err, store.ErrConflict):
+		apierr.Write(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "conflict", Message: err.Error()})
+	case errors.Is(err, platform.ErrConfigAgent):
+		apierr.Write(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "defined_in_config", Message: err.Error()})
+	case errors.Is(err, store.ErrInvalid), errors.Is(err, platform.ErrUnknownProvider), errors.Is(err, tool.ErrUnknownTool), errors.Is(err, platform.ErrInvalidAgent):
+		apierr.Write(w, apierr.BadRequest("", err.Error()))
+	default:
+		apierr.Write(w, &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer, Code: "internal", Message: "internal error"})
+	}
+}
+
+// agentBody is the JSON of an agent in the management API.
+type agentBody struct {
+	Name         string          `json:"name"`
+	Model        string          `json:"model"`
+	Instructions string          `json:"instructions"`
+	Tools        []string        `json:"tools"`
+	Temperature  *float64        `json:"temperature"`
+	MaxTokens    int             `json:"max_tokens"`
+	MaxSteps     int             `json:"max_steps"`
+	Middleware   json.RawMessage `json:"middleware"`
+}
+
+func (b agentBody) row(ws string) store.Agent {
+	return store.Agent{
+		WorkspaceID:  ws,
+		Name:         strings.TrimSpace(b.Name),
+		Model:        strings.TrimSpace(b.Model),
+		Instructions: b.Instructions,
+		Tools:        b.Tools,
+		Params:       store.AgentParams{Temperature: b.Temperature, MaxTokens: b.MaxTokens, MaxSteps: b.MaxSteps, Middleware: b.Middleware},
+	}
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
+	agents, err := s.p.Agents(r.Context(), workspace(r))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	if agents == nil {
+		agents = []store.Agent{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": agents})
+}
+
+func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
+	var b agentBody
+	if !s.decodeBody(w, r, &b) {
+		return
+	}
+	a, err := s.p.CreateAgent(r.Context(), b.row(workspace(r)))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, a)
+}
+
+func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
+	a, err := s.p.Store().Agents().Get(r.Context(), workspace(r), r.PathValue("id"))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) {
+	var b agentBody
+	if !s.decodeBody(w, r, &b) {
+		return
+	}
+	row := b.row(workspace(r))
+	row.ID = r.PathValue("id")
+	a, err := s.p.UpdateAgent(r.Context(), row)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request) {
+	if err := s.p.DeleteAgent(r.Context(), workspace(r), r.PathValue("id")); err != nil {
+		storeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) putCredential(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Provider string `json:"provider"`
+		APIKey   string `json:"api_key"`
+	}
+	if !s.decodeBody(w, r, &b) {
+		return
+	}
+	if b.Provider == "" {
+		apierr.Write(w, apierr.BadRequest("provider", "provider is required: a configured provider name, or openai / anthropic"))
+		return
+	}
+	if strings.TrimSpace(b.APIKey) == "" {
+		apierr.Write(w, apierr.BadRequest("api_key", "api_key is required"))
+		return
+	}
+	if err := s.p.PutCredential(r.Context(), workspace(r), b.Provider, strings.TrimSpace(b.APIKey)); err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"saved": true, "provider": b.Provider})
+}
+
+func (s *Server) listCredentials(w http.ResponseWriter, r *http.Request) {
+	creds, err := s.p.Store().Credentials().List(r.Context(), workspace(r))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	type item struct {
+		Provider  string    `json:"provider"`
+		CreatedAt time.Time `json:"created_at"`
+		UpdatedAt time.Time `json:"updated_at"`
+	}
+	out := make([]item, 0, len(creds))
+	for _, c := range creds {
+		out = append(out, item{Provider: c.Provider, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": out})
+}
+
+func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
+	ps, err := s.p.Providers(r.Context(), workspace(r))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	if ps == nil {
+		ps = []platform.ProviderInfo{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": ps})
+}
+
+func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
+	type item struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Capability  tool.Capability `json:"capability"`
+		Source      string          `json:"source"`
+		Schema      json.RawMessage `json:"input_schema"`
+	}
+	var out []item
+	for _, t := range s.p.Tools().List() {
+		out = append(out, item{Name: t.Name(), Description: t.Description(), Capability: t.Capability(), Source: "builtin", Schema: t.Schema()})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": out})
+}
+
+func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
+	since := time.Now().Add(-24 * time.Hour)
+	if v := r.URL.Query().Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			apierr.Write(w, apierr.BadRequest("since", "since must be an RFC 3339 time such as 2026-01-02T15:04:05Z"))
+			return
+		}
+		since = t
+	}
+	sum, err := s.p.Store().Usage().Summary(r.Context(), workspace(r), since)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	if sum == nil {
+		sum = []store.UsageSummary{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"since": since.UTC(), "data": sum})
+}

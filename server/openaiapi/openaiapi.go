@@ -1,0 +1,333 @@
+// Package openaiapi serves AgentCraft's agents through the OpenAI API:
+// GET /v1/models lists the workspace's agents as models and
+// POST /v1/chat/completions runs one, streaming or not, so Open WebUI and
+// every OpenAI SDK work against AgentCraft unchanged.
+//
+// The agent's own tool calls run on the server and never reach the client as
+// tool_calls (Open WebUI executes every tool call it receives); tools the
+// client sends are honoured as client-side tools and returned as tool_calls.
+// Errors use OpenAI's error JSON and are always sent before the first SSE
+// byte when they happen before the answer starts.
+package openaiapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/agent"
+	"github.com/agentcraftlab/agentcraft/llm"
+	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/store"
+)
+
+// OverheadHeader reports, in milliseconds, the time AgentCraft spent on a
+// request excluding upstream provider calls. Streams send it as a header
+// (overhead before the first byte) and again as a trailer (whole request).
+const OverheadHeader = "X-AgentCraft-Overhead-Ms"
+
+// Options configure a Handler.
+type Options struct {
+	// MaxBodyBytes caps request bodies. Default 8 MiB.
+	MaxBodyBytes int64
+	// Logger receives request failures. Default: discard.
+	Logger *slog.Logger
+}
+
+// Handler serves /v1/models and /v1/chat/completions.
+type Handler struct {
+	p       *platform.Platform
+	maxBody int64
+	logger  *slog.Logger
+}
+
+// New returns a Handler resolving agents through p.
+func New(p *platform.Platform, opts *Options) *Handler {
+	h := &Handler{p: p, maxBody: 8 << 20, logger: slog.New(slog.DiscardHandler)}
+	if opts != nil {
+		if opts.MaxBodyBytes > 0 {
+			h.maxBody = opts.MaxBodyBytes
+		}
+		if opts.Logger != nil {
+			h.logger = opts.Logger
+		}
+	}
+	return h
+}
+
+// Register adds the routes to mux.
+func (h *Handler) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/models", h.models)
+	mux.HandleFunc("GET /v1/models/{id...}", h.model)
+	mux.HandleFunc("POST /v1/chat/completions", h.chat)
+}
+
+func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
+	pr, _ := platform.PrincipalFrom(r.Context())
+	agents, err := h.p.Agents(r.Context(), pr.WorkspaceID)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	list := modelList{Object: "list", Data: make([]modelInfo, 0, len(agents))}
+	for _, a := range agents {
+		list.Data = append(list.Data, modelInfo{ID: a.Name, Object: "model", Created: a.CreatedAt.Unix(), OwnedBy: "agentcraft"})
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (h *Handler) model(w http.ResponseWriter, r *http.Request) {
+	pr, _ := platform.PrincipalFrom(r.Context())
+	a, err := h.p.Agent(r.Context(), pr.WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, modelInfo{ID: a.Row.Name, Object: "model", Created: a.Row.CreatedAt.Unix(), OwnedBy: "agentcraft"})
+}
+
+// fail writes err as an OpenAI error.
+func (h *Handler) fail(w http.ResponseWriter, err error) {
+	apierr.Write(w, toAPIError(err))
+}
+
+func toAPIError(err error) *apierr.Error {
+	var re *requestError
+	var ae *apierr.Error
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &re):
+		return apierr.BadRequest(re.Param, re.Message)
+	case errors.As(err, &mbe):
+		return &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest, Code: "request_too_large",
+			Message: "request body is larger than " + strconv.FormatInt(mbe.Limit, 10) + " bytes; send a shorter conversation or raise server.max_body_bytes"}
+	case errors.Is(err, platform.ErrUnknownAgent):
+		return apierr.NotFound("model_not_found", err.Error()+": the model must name an agent listed by GET /v1/models")
+	case errors.Is(err, platform.ErrUnknownProvider):
+		return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeUpstream, Code: "provider_not_configured", Message: err.Error()}
+	}
+	return apierr.FromLLM(err)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// call is one chat completion in flight.
+type call struct {
+	h       *Handler
+	start   time.Time
+	meter   *platform.Meter
+	pr      platform.Principal
+	agent   *platform.Agent
+	req     chatRequest
+	id      string
+	created int64
+	usage   llm.Usage
+}
+
+func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
+	c := &call{h: h, start: time.Now()}
+	ctx, meter := platform.WithMeter(r.Context())
+	c.meter = meter
+	c.pr, _ = platform.PrincipalFrom(ctx)
+
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		c.failEarly(w, err)
+		return
+	}
+	req, msgs, err := decodeChatRequest(body)
+	c.req = req
+	if err != nil {
+		c.failEarly(w, err)
+		return
+	}
+	c.agent, err = h.p.Agent(ctx, c.pr.WorkspaceID, req.Model)
+	if err != nil {
+		c.failEarly(w, err)
+		return
+	}
+	choice, err := req.toolChoice()
+	if err != nil {
+		c.failEarly(w, err)
+		return
+	}
+	stop, err := req.stop()
+	if err != nil {
+		c.failEarly(w, err)
+		return
+	}
+	c.id = newID()
+	c.created = c.start.Unix()
+
+	var events func(yield func(agent.Event, error) bool)
+	if isOpenWebUITask(msgs) {
+		events = c.direct(ctx, llm.Request{Model: c.agent.ModelID, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, MaxTokens: req.maxTokens(), Stop: stop, User: c.user()})
+	} else {
+		rt := *c.agent.Runtime
+		if req.Temperature != nil {
+			rt.Temperature = req.Temperature
+		}
+		if n := req.maxTokens(); n > 0 {
+			rt.MaxTokens = n
+		}
+		events = rt.Run(ctx, agent.Input{Messages: msgs, ClientTools: req.clientTools(), ToolChoice: choice, User: c.user()})
+	}
+	if req.Stream {
+		c.stream(w, events)
+	} else {
+		c.whole(w, events)
+	}
+}
+
+func (c *call) user() string {
+	if c.pr.User != "" {
+		return c.pr.User
+	}
+	return c.req.User
+}
+
+// direct answers with the agent's bare model: no instructions, no tools.
+// Open WebUI's background tasks (titles, tags, follow-ups) go this way.
+func (c *call) direct(ctx context.Context, req llm.Request) func(yield func(agent.Event, error) bool) {
+	return func(yield func(agent.Event, error) bool) {
+		for ev, err := range c.agent.Runtime.Model.Stream(ctx, req) {
+			if err != nil {
+				yield(agent.Event{}, err)
+				return
+			}
+			var out agent.Event
+			switch ev.Type {
+			case llm.EventTextDelta:
+				out = agent.Event{Type: agent.EventTextDelta, Text: ev.Text}
+			case llm.EventFinish:
+				var u llm.Usage
+				if ev.Usage != nil {
+					u = *ev.Usage
+				}
+				out = agent.Event{Type: agent.EventFinish, FinishReason: ev.FinishReason, Usage: &u}
+			default:
+				continue
+			}
+			if !yield(out, nil) {
+				return
+			}
+		}
+	}
+}
+
+// failEarly answers an error before anything was sent.
+func (c *call) failEarly(w http.ResponseWriter, err error) {
+	c.setOverhead(w.Header())
+	ae := toAPIError(err)
+	apierr.Write(w, ae)
+	if c.agent != nil {
+		c.record(err)
+	}
+	if ae.Status >= 500 {
+		c.h.logger.Warn("chat_completion_failed", "workspace_id", c.pr.WorkspaceID, "model", c.req.Model, "error", err)
+	}
+}
+
+func (c *call) overhead() time.Duration {
+	return max(0, time.Since(c.start)-c.meter.Upstream())
+}
+
+func (c *call) setOverhead(h http.Header) {
+	h.Set(OverheadHeader, formatMs(c.overhead()))
+}
+
+func formatMs(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64)
+}
+
+func (c *call) record(err error) {
+	rec := store.UsageRecord{
+		WorkspaceID:  c.pr.WorkspaceID,
+		APIKeyID:     c.pr.APIKeyID,
+		Agent:        c.agent.Row.Name,
+		Model:        c.agent.ModelID,
+		Provider:     c.agent.Provider,
+		User:         c.user(),
+		InputTokens:  c.usage.InputTokens,
+		OutputTokens: c.usage.OutputTokens,
+		CachedTokens: c.usage.CachedTokens,
+		LatencyMs:    int(time.Since(c.start).Milliseconds()),
+		UpstreamMs:   int(c.meter.Upstream().Milliseconds()),
+		Status:       store.StatusOK,
+		CreatedAt:    c.start,
+	}
+	if err != nil {
+		rec.Status = store.StatusError
+		rec.ErrorKind = string(llm.KindOf(err))
+	}
+	c.h.p.RecordUsage(rec)
+}
+
+// whole collects the run and answers one chat.completion.
+func (c *call) whole(w http.ResponseWriter, events func(yield func(agent.Event, error) bool)) {
+	var text bytes.Buffer
+	var calls []wireToolCall
+	var finish llm.FinishReason = llm.FinishStop
+	for ev, err := range events {
+		if err != nil {
+			c.failEarly(w, err)
+			return
+		}
+		switch ev.Type {
+		case agent.EventTextDelta:
+			text.WriteString(ev.Text)
+		case agent.EventToolCallDelta:
+			d := ev.ToolCall
+			for len(calls) <= d.Index {
+				calls = append(calls, wireToolCall{Type: "function"})
+			}
+			if d.ID != "" {
+				calls[d.Index].ID = d.ID
+			}
+			if d.Name != "" {
+				calls[d.Index].Function.Name = d.Name
+			}
+			calls[d.Index].Function.Arguments += d.ArgumentsDelta
+		case agent.EventFinish:
+			finish = ev.FinishReason
+			if ev.Usage != nil {
+				c.usage = *ev.Usage
+			}
+		}
+	}
+	msg := &outMessage{Role: "assistant", ToolCalls: calls}
+	if text.Len() > 0 || len(calls) == 0 {
+		s := text.String()
+		msg.Content = &s
+	}
+	fr := string(finish)
+	resp := chatCompletion{
+		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.req.Model,
+		Choices: []choice{{Index: 0, Message: msg, FinishReason: &fr}},
+		Usage:   toWireUsage(c.usage),
+	}
+	c.record(nil)
+	c.setOverhead(w.Header())
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "chatcmpl-" + hex.EncodeToString(b[:])
+}

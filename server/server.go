@@ -1,0 +1,134 @@
+// Package server is AgentCraft's HTTP front: one http.Handler with the
+// OpenAI-compatible API (/v1), the management API (/api), health checks,
+// authentication by API key, body limits and error mapping.
+//
+//	h, err := server.New(platform, &server.Options{Auth: server.AuthAPIKey})
+//	http.ListenAndServe(addr, h)
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/openaiapi"
+)
+
+// Authentication modes.
+const (
+	// AuthAPIKey requires Authorization: Bearer <key> on every API call.
+	AuthAPIKey = "apikey"
+	// AuthNone serves every request as the default workspace. Only for
+	// trusted private networks.
+	AuthNone = "none"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Auth is AuthAPIKey (default) or AuthNone.
+	Auth string
+	// MaxBodyBytes caps request bodies. Default 8 MiB.
+	MaxBodyBytes int64
+	// Version is reported by /health.
+	Version string
+	// Logger receives operational logs. Default: discard.
+	Logger *slog.Logger
+}
+
+// Server is the HTTP handler of the whole API.
+type Server struct {
+	p       *platform.Platform
+	opts    Options
+	logger  *slog.Logger
+	mux     *http.ServeMux
+	keys    *keyCache
+	handler http.Handler
+}
+
+// New returns the API handler for p.
+func New(p *platform.Platform, opts *Options) (*Server, error) {
+	s := &Server{p: p, mux: http.NewServeMux()}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Auth == "" {
+		s.opts.Auth = AuthAPIKey
+	}
+	if s.opts.MaxBodyBytes <= 0 {
+		s.opts.MaxBodyBytes = 8 << 20
+	}
+	s.logger = s.opts.Logger
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	s.keys = newKeyCache(p.Store().APIKeys(), s.logger)
+
+	s.mux.HandleFunc("GET /health", s.health)
+	s.mux.HandleFunc("GET /ready", s.ready)
+	api := http.NewServeMux()
+	openaiapi.New(p, &openaiapi.Options{MaxBodyBytes: s.opts.MaxBodyBytes, Logger: s.logger}).Register(api)
+	s.registerManagement(api)
+	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path))
+	})
+	authed := s.authenticate(api)
+	s.mux.Handle("/v1/", authed)
+	s.mux.Handle("/api/", authed)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path+"; the API lives under /v1 and /api"))
+	})
+	s.handler = collapseSlashes(s.mux)
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Stop waits for background work (key-use bookkeeping). Idempotent.
+func (s *Server) Stop() { s.keys.stop() }
+
+// collapseSlashes turns //v1//chat/completions into /v1/chat/completions:
+// some clients join a base URL ending in / with a path starting with /.
+// ServeMux would otherwise answer with a redirect that POST clients do not
+// follow.
+func collapseSlashes(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "//") {
+			r2 := r.Clone(r.Context())
+			p := r.URL.Path
+			for strings.Contains(p, "//") {
+				p = strings.ReplaceAll(p, "//", "/")
+			}
+			r2.URL.Path = p
+			r2.URL.RawPath = ""
+			r = r2
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.opts.Version})
+}
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.p.Store().Ping(ctx); err != nil {
+		s.logger.Warn("ready_check_failed", "error", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": "ok"})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

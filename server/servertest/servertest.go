@@ -1,0 +1,153 @@
+// Package servertest starts a whole AgentCraft server in-process for tests:
+// a SQLite store in a temporary directory, a master key, the platform with
+// the given providers and agents, the HTTP handler on a loopback listener
+// and an API key for the default workspace.
+//
+//	env := servertest.New(t, &servertest.Options{Providers: ..., Agents: ...})
+//	client := openai.NewClient(option.WithBaseURL(env.URL+"/v1"), option.WithAPIKey(env.Key))
+package servertest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/agentcraftlab/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/secret"
+	"github.com/agentcraftlab/agentcraft/server"
+	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/store/sqlite"
+)
+
+// Options configure the test server.
+type Options struct {
+	Providers []config.Provider
+	Agents    []config.Agent
+	// Auth is server.AuthAPIKey (default) or server.AuthNone.
+	Auth string
+	// MaxBodyBytes caps request bodies; default the server's.
+	MaxBodyBytes int64
+	// DetectProviders turns on provider detection with Getenv and OllamaURL.
+	DetectProviders bool
+	Getenv          func(string) string
+	OllamaURL       string
+}
+
+// Env is a running server.
+type Env struct {
+	// URL is the server's root URL.
+	URL string
+	// Key is a valid API key of the default workspace.
+	Key      string
+	Store    store.Store
+	Platform *platform.Platform
+	Server   *server.Server
+	// DBPath is the SQLite file.
+	DBPath string
+	// Log collects everything the server logged, at Debug and above.
+	Log *SyncBuffer
+	// Workspace is the default workspace.
+	Workspace store.Workspace
+}
+
+// New starts a server and registers its shutdown with t.Cleanup.
+func New(t testing.TB, opts *Options) *Env {
+	t.Helper()
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	env := &Env{DBPath: filepath.Join(dir, "agentcraft.db"), Log: &SyncBuffer{}}
+	logger := slog.New(slog.NewTextHandler(env.Log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	st, err := sqlite.Open(ctx, env.DBPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	env.Store = st
+	key, err := secret.LoadMasterKey("", filepath.Join(dir, "master.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := secret.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	ollama := o.OllamaURL
+	if ollama == "" {
+		ollama = "http://127.0.0.1:1/v1" // nothing listens: detection finds no Ollama
+	}
+	p, err := platform.New(ctx, st, box, &platform.Options{
+		Providers: o.Providers, Agents: o.Agents, DetectProviders: o.DetectProviders,
+		Getenv: getenv, OllamaURL: ollama, Logger: logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Platform = p
+	env.Workspace = p.DefaultWorkspace()
+	srv, err := server.New(p, &server.Options{Auth: o.Auth, MaxBodyBytes: o.MaxBodyBytes, Version: "test", Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Server = srv
+	hs := httptest.NewServer(srv)
+	env.URL = hs.URL
+	env.Key = CreateKey(t, st, env.Workspace.ID)
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		srv.Stop()
+		p.Stop()
+		st.Close()
+	})
+	return env
+}
+
+// CreateKey stores a new API key for the workspace and returns it.
+func CreateKey(t testing.TB, st store.Store, workspaceID string) string {
+	t.Helper()
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	key := "ac_" + base64.RawURLEncoding.EncodeToString(b[:])
+	h := sha256.Sum256([]byte(key))
+	if _, err := st.APIKeys().Create(context.Background(), store.APIKey{WorkspaceID: workspaceID, Name: "test", Prefix: key[:9], Hash: h[:]}); err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers.
+type SyncBuffer struct {
+	mu  sync.Mutex // guards buf
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
