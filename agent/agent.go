@@ -84,6 +84,12 @@ type Input struct {
 	ToolChoice string
 	// User attributes the requests to an end user, when known.
 	User string
+	// Buffered says the caller collects the whole answer rather than
+	// showing it as it comes: the agent then asks the model with Generate,
+	// one upstream response per step instead of a stream of chunks, which
+	// costs the provider, the network and AgentCraft less. The events
+	// are the same, with each step's text in one delta.
+	Buffered bool
 }
 
 // EventType is the kind of an Event.

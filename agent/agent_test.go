@@ -569,3 +569,35 @@ func BenchmarkToolLoop(b *testing.B) {
 		}
 	}
 }
+
+// TestBufferedUsesGenerate: a caller that collects the answer gets the same
+// run, asked of the model with Generate at every step.
+func TestBufferedUsesGenerate(t *testing.T) {
+	model := script(t,
+		turn{events: events(text("Let me "), text("compute."), call(0, "c1", "calculator", `{"expression":`, ` "6 * 7"}`), finish(llm.FinishToolCalls, 100, 20))},
+		turn{events: events(text("It is "), text("42."), finish(llm.FinishStop, 130, 5))},
+	)
+	a := &Agent{Model: model, Tools: []tool.Tool{tool.Calculator{}}}
+	got, err := collect(a.Run(context.Background(), Input{Messages: []llm.Message{llm.Text(llm.RoleUser, "6*7?")}, Buffered: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, ev := range got {
+		if ev.Type == EventTextDelta {
+			texts = append(texts, ev.Text)
+		}
+	}
+	if diff := cmp.Diff([]string{"Let me compute.", "\n\nIt is 42."}, texts); diff != "" {
+		t.Errorf("text deltas (-want +got):\n%s", diff)
+	}
+	last := got[len(got)-1]
+	if last.Type != EventFinish || last.FinishReason != llm.FinishStop || last.Steps != 2 || *last.Usage != *usage(230, 25) {
+		t.Errorf("finish = %+v", last)
+	}
+	model.mu.Lock()
+	defer model.mu.Unlock()
+	if model.generates != 2 {
+		t.Errorf("%d of 2 steps used Generate", model.generates)
+	}
+}

@@ -24,8 +24,9 @@ type fakeModel struct {
 	t       testing.TB
 	respond func(n int, req llm.Request) turn
 
-	mu   sync.Mutex
-	reqs []llm.Request // guarded by mu
+	mu        sync.Mutex
+	reqs      []llm.Request // guarded by mu
+	generates int           // calls through Generate; guarded by mu
 }
 
 // script returns a model answering with turns in order.
@@ -46,6 +47,9 @@ func (f *fakeModel) requests() []llm.Request {
 }
 
 func (f *fakeModel) Generate(ctx context.Context, req llm.Request) (llm.Response, error) {
+	f.mu.Lock()
+	f.generates++
+	f.mu.Unlock()
 	return llm.Collect(f.Stream(ctx, req))
 }
 

@@ -62,6 +62,7 @@ type run struct {
 	// step ended since. Together they place the blank line between steps.
 	lastText string
 	newBlock bool
+	buffered bool // see Input.Buffered
 }
 
 func (a *Agent) start(in Input) (*run, error) {
@@ -75,6 +76,7 @@ func (a *Agent) start(in Input) (*run, error) {
 		tools:    tools,
 		client:   make(map[string]bool, len(in.ClientTools)),
 		maxSteps: a.MaxSteps,
+		buffered: in.Buffered,
 	}
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
@@ -257,7 +259,11 @@ func (t *turnState) sortedCalls() []*pendingCall {
 func (r *run) turn(ctx context.Context, step int, yield func(Event, error) bool) (*turnState, bool) {
 	t := &turnState{calls: make(map[int]*pendingCall)}
 	finished := false
-	for ev, err := range r.a.Model.Stream(ctx, r.req) {
+	events := r.a.Model.Stream
+	if r.buffered {
+		events = r.generate
+	}
+	for ev, err := range events(ctx, r.req) {
 		if err != nil {
 			yield(Event{}, err)
 			return nil, false
@@ -295,6 +301,15 @@ func (r *run) turn(ctx context.Context, step int, yield func(Event, error) bool)
 		}
 	}
 	return t, true
+}
+
+// generate asks the model for a whole answer and replays it as events.
+func (r *run) generate(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
+	resp, err := r.a.Model.Generate(ctx, req)
+	if err != nil {
+		return func(yield func(llm.Event, error) bool) { yield(llm.Event{}, err) }
+	}
+	return llm.Events(resp)
 }
 
 // callDelta folds one tool call fragment in and forwards it when the call

@@ -82,3 +82,24 @@ func Collect(seq iter.Seq2[Event, error]) (Response, error) {
 	}
 	return a.Response(), nil
 }
+
+// Events replays a whole Response as the stream that would have produced
+// it: its text as one delta, each tool call as one delta, then the finish
+// event. Code written against streams serves a Generate answer this way.
+func Events(resp Response) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		if text := resp.Message.Text(); text != "" {
+			if !yield(Event{Type: EventTextDelta, Text: text}, nil) {
+				return
+			}
+		}
+		for i, c := range resp.Message.ToolCalls {
+			d := &ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, ArgumentsDelta: c.Arguments}
+			if !yield(Event{Type: EventToolCallDelta, ToolCall: d}, nil) {
+				return
+			}
+		}
+		u := resp.Usage
+		yield(Event{Type: EventFinish, FinishReason: resp.FinishReason, Usage: &u, ID: resp.ID, Model: resp.Model}, nil)
+	}
+}

@@ -62,3 +62,19 @@ func TestChainOrder(t *testing.T) {
 		t.Errorf("wrap order (-want +got):\n%s", diff)
 	}
 }
+
+func TestEventsRoundTrip(t *testing.T) {
+	want := Response{
+		ID: "r", Model: "m", FinishReason: FinishToolCalls, Usage: Usage{InputTokens: 1, OutputTokens: 2},
+		Message: Message{Role: RoleAssistant, Content: []Part{{Type: PartText, Text: "hi"}}, ToolCalls: []ToolCall{
+			{ID: "a", Name: "f", Arguments: `{"x":1}`}, {ID: "b", Name: "g", Arguments: `{}`},
+		}},
+	}
+	got, err := Collect(Events(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Collect(Events(r)) != r (-want +got):\n%s", diff)
+	}
+}

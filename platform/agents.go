@@ -44,8 +44,9 @@ type agentEntry struct {
 
 // agentRecheck is how long a resolved agent is used before its row is read
 // again to notice edits made by other processes. Edits through this
-// process's API take effect at once.
-const agentRecheck = 2 * time.Second
+// process's API take effect at once. A variable only so that tests can
+// change it (export_test.go); nothing else writes it.
+var agentRecheck = 2 * time.Second
 
 // Agent resolves the workspace's agent named name.
 func (p *Platform) Agent(ctx context.Context, workspaceID, name string) (*Agent, error) {

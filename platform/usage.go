@@ -10,9 +10,11 @@ import (
 )
 
 // usageRecorder writes usage records off the request path: requests hand
-// records to a buffered channel and one goroutine writes them. When the
-// buffer is full the request writes its record itself, so records are never
-// dropped and a slow database slows requests down instead of losing data.
+// records to a buffered channel and one goroutine writes whatever has
+// queued up in one transaction (at most maxUsageBatch), so a busy server
+// pays one commit per batch rather than per request. When the buffer is
+// full the request writes its record itself, so records are never dropped
+// and a slow database slows requests down instead of losing data.
 type usageRecorder struct {
 	usage  store.Usage
 	logger *slog.Logger
@@ -47,18 +49,42 @@ func (r *usageRecorder) record(rec store.UsageRecord) {
 	}
 }
 
+// maxUsageBatch bounds one transaction of the recorder.
+const maxUsageBatch = 256
+
 func (r *usageRecorder) loop() {
 	defer r.wg.Done()
+	batch := make([]store.UsageRecord, 0, maxUsageBatch)
 	for rec := range r.ch {
-		r.write(rec)
+		batch = append(batch[:0], rec)
+	drain:
+		for len(batch) < maxUsageBatch {
+			select {
+			case more, ok := <-r.ch:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, more)
+			default:
+				break drain
+			}
+		}
+		r.write(batch...)
 	}
 }
 
-func (r *usageRecorder) write(rec store.UsageRecord) {
+func (r *usageRecorder) write(recs ...store.UsageRecord) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := r.usage.Record(ctx, rec); err != nil {
-		r.logger.Error("usage_record_failed", "workspace_id", rec.WorkspaceID, "agent", rec.Agent, "error", err)
+	if err := r.usage.Record(ctx, recs...); err != nil {
+		// One bad record must not lose the others of its batch.
+		if len(recs) > 1 {
+			for _, rec := range recs {
+				r.write(rec)
+			}
+			return
+		}
+		r.logger.Error("usage_record_failed", "workspace_id", recs[0].WorkspaceID, "agent", recs[0].Agent, "error", err)
 	}
 }
 

@@ -74,8 +74,9 @@ func firstNonEmpty(ss ...string) string {
 
 // keyCache answers API key checks from memory for a short while, so that
 // the database is not read on every request, and records key use at most
-// once a minute per key. A revocation made by another process takes up to
-// keyTTL to be noticed; one made through this process is seen at once.
+// once a minute per key. Keys are revoked only with `agentcraft keys
+// revoke`, another process, so a revocation takes up to keyTTL to be
+// noticed.
 type keyCache struct {
 	keys   store.APIKeys
 	logger *slog.Logger
@@ -91,10 +92,11 @@ type keyEntry struct {
 	fetched time.Time
 }
 
-const (
-	keyTTL        = 30 * time.Second
-	touchInterval = time.Minute
-)
+// keyTTL is a variable only so that tests can change it (export_test.go);
+// nothing else writes it.
+var keyTTL = 30 * time.Second
+
+const touchInterval = time.Minute
 
 func newKeyCache(keys store.APIKeys, logger *slog.Logger) *keyCache {
 	return &keyCache{keys: keys, logger: logger, entries: map[[sha256.Size]byte]keyEntry{}, touched: map[string]time.Time{}}

@@ -87,9 +87,12 @@ const DefaultUsageLimit = 100
 // many goroutines at once; drivers must accept that without losing records
 // or failing with lock errors.
 type Usage interface {
-	// Record appends r, assigning an ID when r.ID is empty. An unknown
+	// Record appends the records in one transaction, assigning an ID to
+	// each whose ID is empty: all are stored or none. Recording many at
+	// once is how a busy server keeps up (one commit for a batch). An
+	// unknown
 	// workspace gives ErrNotFound.
-	Record(ctx context.Context, r UsageRecord) error
+	Record(ctx context.Context, records ...UsageRecord) error
 	// List returns the workspace's records created at or after since,
 	// newest first, at most limit of them (DefaultUsageLimit when limit <= 0).
 	List(ctx context.Context, workspaceID string, since time.Time, limit int) ([]UsageRecord, error)

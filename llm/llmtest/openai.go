@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/llm"
@@ -79,10 +80,12 @@ type openaiAnswer struct {
 	calls     []llm.ToolCall
 	reason    string
 	usage     openaiUsage
+	pace      time.Duration
+	stamp     bool
 }
 
 func openaiAnswerFor(turn Turn, id, model string) openaiAnswer {
-	a := openaiAnswer{id: id, model: model, pieces: turn.Pieces(openaiPieceLen)}
+	a := openaiAnswer{id: id, model: model, pieces: turn.Pieces(openaiPieceLen), pace: turn.Pace, stamp: turn.Stamp}
 	for i, c := range turn.ToolCalls {
 		if c.ID == "" {
 			c.ID = fmt.Sprintf("call_llmtest_%d", i)
@@ -290,6 +293,12 @@ func streamOpenAI(w http.ResponseWriter, r *http.Request, a openaiAnswer, f *Fau
 	empty := ""
 	send(chunk(openaiDelta{Role: "assistant", Content: &empty, Refusal: json.RawMessage("null")}, nil))
 	for _, p := range a.pieces {
+		if a.pace > 0 && !stall(r, a.pace) {
+			return
+		}
+		if a.stamp {
+			p = strconv.FormatInt(time.Now().UnixNano(), 10) + " "
+		}
 		send(chunk(openaiDelta{Content: &p}, nil))
 		sent++
 		if fault(false) {

@@ -32,6 +32,13 @@ type Turn struct {
 	FinishReason llm.FinishReason
 	// Usage is reported at the end of the answer.
 	Usage llm.Usage
+	// Pace, when set, waits this long before each streamed text piece, as
+	// a model generating tokens does (OpenAI fake).
+	Pace time.Duration
+	// Stamp replaces each streamed text piece by the time it was sent, in
+	// Unix nanoseconds followed by a space, so a benchmark measures how
+	// long a chunk takes to reach the client (OpenAI fake).
+	Stamp bool
 	// Fault, when set, replaces or interrupts the answer.
 	Fault *Fault
 	// Check, when set, is called with the decoded request body (a map of

@@ -38,6 +38,8 @@ package openai
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -103,8 +105,9 @@ type Client struct {
 	timeout time.Duration
 	// maxCompletionTokens sends MaxTokens as max_completion_tokens.
 	maxCompletionTokens bool
-	chat                openai.ChatCompletionService
 	models              openai.ModelService
+	// raw sends requests whose answer the adapter reads itself (streams).
+	raw openai.Client
 }
 
 var _ llm.Model = (*Client)(nil)
@@ -143,8 +146,8 @@ func New(opts *Options) (*Client, error) {
 		name:                cmp.Or(o.Name, DefaultName),
 		timeout:             o.Timeout,
 		maxCompletionTokens: u.Hostname() == "api.openai.com",
-		chat:                openai.NewChatCompletionService(ropts...),
 		models:              openai.NewModelService(ropts...),
+		raw:                 openai.Client{Options: ropts},
 	}, nil
 }
 
@@ -159,8 +162,10 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 	return context.WithCancel(ctx)
 }
 
-// Generate sends req and waits for the whole answer.
+// Generate sends req and waits for the whole answer. As in Stream, the SDK
+// sends the request and the adapter decodes the answer itself.
 func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, error) {
+	const op = "create chat completion"
 	params, err := c.params(req)
 	if err != nil {
 		return llm.Response{}, err
@@ -168,9 +173,20 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	var rec response
-	cc, err := c.chat.New(ctx, params, option.WithMiddleware(rec.middleware))
+	var res *http.Response
+	err = c.raw.Post(ctx, "chat/completions", params, &res, option.WithMiddleware(rec.middleware))
+	if res != nil {
+		defer res.Body.Close()
+	}
 	if err != nil {
-		return llm.Response{}, c.wrap(ctx, "create chat completion", &rec, err)
+		return llm.Response{}, c.wrap(ctx, op, &rec, err)
+	}
+	var cc wireCompletion
+	if err := json.NewDecoder(res.Body).Decode(&cc); err != nil {
+		var typ *json.UnmarshalTypeError
+		if !errors.As(err, &typ) {
+			return llm.Response{}, c.wrap(ctx, op, &rec, fmt.Errorf("decode answer: %w", err))
+		}
 	}
 	if len(cc.Choices) == 0 {
 		return llm.Response{}, &llm.Error{Kind: llm.KindProvider, Provider: c.name, Message: "answer holds no choices"}
@@ -180,7 +196,9 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 		ID:      cc.ID,
 		Model:   cc.Model,
 		Message: llm.Message{Role: llm.RoleAssistant},
-		Usage:   usage(cc.Usage),
+	}
+	if cc.Usage != nil {
+		resp.Usage = cc.Usage.llm()
 	}
 	text := cmp.Or(ch.Message.Content, ch.Message.Refusal)
 	if text != "" {
@@ -198,6 +216,28 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 	return resp, nil
 }
 
+// wireCompletion is the part of a chat.completion the adapter reads.
+type wireCompletion struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Message struct {
+			Content   string `json:"content"`
+			Refusal   string `json:"refusal"`
+			ToolCalls []struct {
+				ID       string `json:"id"`
+				Type     string `json:"type"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *wireUsage `json:"usage"`
+}
+
 // ListModels returns the ids of the models the server offers. It tells a
 // running Ollama (or any compatible server) apart from an absent one.
 func (c *Client) ListModels(ctx context.Context) ([]string, error) {
@@ -213,15 +253,6 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 		ids = append(ids, m.ID)
 	}
 	return ids, nil
-}
-
-// usage maps OpenAI's token counts; prompt_tokens include cached tokens.
-func usage(u openai.CompletionUsage) llm.Usage {
-	return llm.Usage{
-		InputTokens:  int(u.PromptTokens),
-		OutputTokens: int(u.CompletionTokens),
-		CachedTokens: int(u.PromptTokensDetails.CachedTokens),
-	}
 }
 
 // finishReason maps finish_reason onto llm's vocabulary. hasCalls fixes

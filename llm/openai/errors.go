@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/agentcraftlab/agentcraft/llm"
 )
@@ -57,10 +56,6 @@ func (c *Client) wrap(ctx context.Context, op string, rec *response, err error) 
 	}
 	if rec.status >= 400 {
 		return c.statusError(op, rec)
-	}
-	var se *ssestream.StreamError
-	if errors.As(err, &se) {
-		return c.streamError(op, se)
 	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
@@ -121,15 +116,15 @@ func (c *Client) statusError(op string, rec *response) error {
 // streamError maps an error event inside a 200 stream. Its status is
 // derived from the error's code or type, so that retry policy treats it
 // like the same error sent as a status.
-func (c *Client) streamError(op string, se *ssestream.StreamError) error {
-	msg, typ, code := errorDetails(se.Event.Data)
+func (c *Client) streamError(op string, data []byte) error {
+	msg, typ, code := errorDetails(data)
 	status := statusFor(typ, code)
 	return &llm.Error{
 		Kind:     llm.KindForStatus(status),
 		Provider: c.name,
 		Status:   status,
 		Message:  cmp.Or(msg, typ, http.StatusText(status)),
-		Err:      fmt.Errorf("openai: %s: error event: %s", op, bytes.TrimSpace(se.Event.Data)),
+		Err:      fmt.Errorf("openai: %s: error event: %s", op, bytes.TrimSpace(data)),
 	}
 }
 

@@ -176,7 +176,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 
 	var events func(yield func(agent.Event, error) bool)
 	if isOpenWebUITask(msgs) {
-		events = c.direct(ctx, llm.Request{Model: c.agent.ModelID, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, MaxTokens: req.maxTokens(), Stop: stop, User: c.user()})
+		events = c.direct(ctx, llm.Request{Model: c.agent.ModelID, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, MaxTokens: req.maxTokens(), Stop: stop, User: c.user()}, !req.Stream)
 	} else {
 		rt := *c.agent.Runtime
 		if req.Temperature != nil {
@@ -185,7 +185,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		if n := req.maxTokens(); n > 0 {
 			rt.MaxTokens = n
 		}
-		events = rt.Run(ctx, agent.Input{Messages: msgs, ClientTools: req.clientTools(), ToolChoice: choice, User: c.user()})
+		events = rt.Run(ctx, agent.Input{Messages: msgs, ClientTools: req.clientTools(), ToolChoice: choice, User: c.user(), Buffered: !req.Stream})
 	}
 	if req.Stream {
 		c.stream(w, events)
@@ -203,9 +203,18 @@ func (c *call) user() string {
 
 // direct answers with the agent's bare model: no instructions, no tools.
 // Open WebUI's background tasks (titles, tags, follow-ups) go this way.
-func (c *call) direct(ctx context.Context, req llm.Request) func(yield func(agent.Event, error) bool) {
+func (c *call) direct(ctx context.Context, req llm.Request, buffered bool) func(yield func(agent.Event, error) bool) {
 	return func(yield func(agent.Event, error) bool) {
-		for ev, err := range c.agent.Runtime.Model.Stream(ctx, req) {
+		upstream := c.agent.Runtime.Model.Stream(ctx, req)
+		if buffered {
+			resp, err := c.agent.Runtime.Model.Generate(ctx, req)
+			if err != nil {
+				yield(agent.Event{}, err)
+				return
+			}
+			upstream = llm.Events(resp)
+		}
+		for ev, err := range upstream {
 			if err != nil {
 				yield(agent.Event{}, err)
 				return

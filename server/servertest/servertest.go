@@ -13,6 +13,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"io"
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
@@ -39,6 +40,11 @@ type Options struct {
 	DetectProviders bool
 	Getenv          func(string) string
 	OllamaURL       string
+	// LogWriter and LogLevel redirect the server's log; by default it goes
+	// to Env.Log at Debug. Benchmarks log at Info to io.Discard, as a
+	// production server formats its log lines but does not keep them.
+	LogWriter io.Writer
+	LogLevel  slog.Level
 }
 
 // Env is a running server.
@@ -69,6 +75,9 @@ func New(t testing.TB, opts *Options) *Env {
 	dir := t.TempDir()
 	env := &Env{DBPath: filepath.Join(dir, "agentcraft.db"), Log: &SyncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(env.Log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if o.LogWriter != nil {
+		logger = slog.New(slog.NewTextHandler(o.LogWriter, &slog.HandlerOptions{Level: o.LogLevel}))
+	}
 	st, err := sqlite.Open(ctx, env.DBPath, nil)
 	if err != nil {
 		t.Fatal(err)

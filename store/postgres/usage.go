@@ -15,24 +15,40 @@ type usage struct{ s *Store }
 const usageColumns = `id, workspace_id, api_key_id, agent, model, provider, end_user,
 	input_tokens, output_tokens, cached_tokens, latency_ms, upstream_ms, status, error_kind, created_at`
 
-func (r usage) Record(ctx context.Context, u store.UsageRecord) error {
-	if err := u.Validate(); err != nil {
-		return fmt.Errorf("postgres: record usage: %w", err)
+func (r usage) Record(ctx context.Context, records ...store.UsageRecord) error {
+	for _, u := range records {
+		if err := u.Validate(); err != nil {
+			return fmt.Errorf("postgres: record usage: %w", err)
+		}
 	}
-	if u.ID == "" {
-		u.ID = store.NewID()
+	if len(records) == 0 {
+		return nil
 	}
-	created := now()
-	if !u.CreatedAt.IsZero() {
-		created = store.Timestamp(u.CreatedAt)
-	}
-	_, err := r.s.pool.Exec(ctx,
-		`INSERT INTO usage_records (`+usageColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-		u.ID, u.WorkspaceID, u.APIKeyID, u.Agent, u.Model, u.Provider, u.User,
-		u.InputTokens, u.OutputTokens, u.CachedTokens, u.LatencyMs, u.UpstreamMs,
-		u.Status, u.ErrorKind, created)
+	// One transaction, its inserts sent as one pipelined batch.
+	tx, err := r.s.pool.Begin(ctx)
 	if err != nil {
+		return fmt.Errorf("postgres: record usage: %w", mapErr(err))
+	}
+	defer tx.Rollback(ctx)
+	var batch pgx.Batch
+	for _, u := range records {
+		if u.ID == "" {
+			u.ID = store.NewID()
+		}
+		created := now()
+		if !u.CreatedAt.IsZero() {
+			created = store.Timestamp(u.CreatedAt)
+		}
+		batch.Queue(`INSERT INTO usage_records (`+usageColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+			u.ID, u.WorkspaceID, u.APIKeyID, u.Agent, u.Model, u.Provider, u.User,
+			u.InputTokens, u.OutputTokens, u.CachedTokens, u.LatencyMs, u.UpstreamMs,
+			u.Status, u.ErrorKind, created)
+	}
+	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
+		return fmt.Errorf("postgres: record usage: %w", mapErr(err))
+	}
+	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: record usage: %w", mapErr(err))
 	}
 	return nil

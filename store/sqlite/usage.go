@@ -13,23 +13,41 @@ type usage struct{ s *Store }
 const usageColumns = `id, workspace_id, api_key_id, agent, model, provider, end_user,
 	input_tokens, output_tokens, cached_tokens, latency_ms, upstream_ms, status, error_kind, created_at`
 
-func (r usage) Record(ctx context.Context, u store.UsageRecord) error {
-	if err := u.Validate(); err != nil {
-		return fmt.Errorf("sqlite: record usage: %w", err)
+func (r usage) Record(ctx context.Context, records ...store.UsageRecord) error {
+	for _, u := range records {
+		if err := u.Validate(); err != nil {
+			return fmt.Errorf("sqlite: record usage: %w", err)
+		}
 	}
-	if u.ID == "" {
-		u.ID = store.NewID()
+	if len(records) == 0 {
+		return nil
 	}
-	created := now()
-	if !u.CreatedAt.IsZero() {
-		created = store.Timestamp(u.CreatedAt)
-	}
-	_, err := r.s.writer.ExecContext(ctx,
-		`INSERT INTO usage_records (`+usageColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		u.ID, u.WorkspaceID, u.APIKeyID, u.Agent, u.Model, u.Provider, u.User,
-		u.InputTokens, u.OutputTokens, u.CachedTokens, u.LatencyMs, u.UpstreamMs,
-		u.Status, u.ErrorKind, micros(created))
+	tx, err := r.s.writer.BeginTx(ctx, nil)
 	if err != nil {
+		return fmt.Errorf("sqlite: record usage: %w", mapErr(err))
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO usage_records (`+usageColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("sqlite: record usage: %w", mapErr(err))
+	}
+	defer stmt.Close()
+	for _, u := range records {
+		if u.ID == "" {
+			u.ID = store.NewID()
+		}
+		created := now()
+		if !u.CreatedAt.IsZero() {
+			created = store.Timestamp(u.CreatedAt)
+		}
+		if _, err := stmt.ExecContext(ctx,
+			u.ID, u.WorkspaceID, u.APIKeyID, u.Agent, u.Model, u.Provider, u.User,
+			u.InputTokens, u.OutputTokens, u.CachedTokens, u.LatencyMs, u.UpstreamMs,
+			u.Status, u.ErrorKind, micros(created)); err != nil {
+			return fmt.Errorf("sqlite: record usage: %w", mapErr(err))
+		}
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: record usage: %w", mapErr(err))
 	}
 	return nil

@@ -118,6 +118,40 @@ func testUsage(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("RecordBatch", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		st := open(t)
+		a := mustWorkspace(t, st, "a")
+		u := st.Usage()
+		ok := store.UsageRecord{WorkspaceID: a.ID, Model: "m", Provider: "p", Status: store.StatusOK, InputTokens: 2}
+		if err := u.Record(ctx); err != nil {
+			t.Fatalf("Record() of nothing = %v", err)
+		}
+		batch := []store.UsageRecord{ok, ok, ok}
+		if err := u.Record(ctx, batch...); err != nil {
+			t.Fatalf("Record(3 records) = %v", err)
+		}
+		list, err := u.List(ctx, a.ID, time.Time{}, 0)
+		if err != nil || len(list) != 3 {
+			t.Fatalf("List = %d records, %v; want 3", len(list), err)
+		}
+		if list[0].ID == list[1].ID || list[1].ID == list[2].ID {
+			t.Error("records of one batch share an ID")
+		}
+		// All or nothing: a batch with an invalid record, or one naming an
+		// unknown workspace, stores none of its records.
+		bad := ok
+		bad.Status = ""
+		wantErr(t, "Record(batch with invalid)", u.Record(ctx, ok, bad), store.ErrInvalid)
+		orphan := ok
+		orphan.WorkspaceID = store.NewID()
+		wantErr(t, "Record(batch with orphan)", u.Record(ctx, ok, orphan), store.ErrNotFound)
+		if list, _ := u.List(ctx, a.ID, time.Time{}, 0); len(list) != 3 {
+			t.Errorf("failed batches stored records: %d records, want 3", len(list))
+		}
+	})
+
 	t.Run("Errors", func(t *testing.T) {
 		t.Parallel()
 		ctx := t.Context()
