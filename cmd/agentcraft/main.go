@@ -4,6 +4,9 @@ package main
 
 import (
 	"os"
+	// The built-in current_time tool resolves IANA zones; embedding the
+	// database keeps it working on hosts without /usr/share/zoneinfo.
+	_ "time/tzdata"
 
 	"github.com/agentcraftlab/agentcraft/internal/cli"
 )
