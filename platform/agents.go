@@ -159,7 +159,10 @@ func (p *Platform) checkAgent(ctx context.Context, row store.Agent) error {
 		return err
 	}
 	if _, err := p.tools.Resolve(row.Tools...); err != nil {
-		return err
+		// Both wrapped: an unknown tool stays tool.ErrUnknownTool, and a
+		// tool listed twice, which has no sentinel, is still bad input
+		// rather than an internal error.
+		return fmt.Errorf("%w: %w", ErrInvalidAgent, err)
 	}
 	if len(row.Params.Middleware) > 0 {
 		var as agentSettings

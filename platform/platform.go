@@ -109,7 +109,9 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		return nil, fmt.Errorf("default workspace: %w", err)
 	}
 	p.defaultWS = ws
+	defined := make(map[string]bool, len(o.Agents))
 	for i, ca := range o.Agents {
+		defined[ca.Name] = true
 		row, err := configAgentRow(ca, ws.ID)
 		if err != nil {
 			return nil, fmt.Errorf("config: agents[%d]: %w", i, err)
@@ -121,8 +123,32 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 			return nil, fmt.Errorf("config: agents[%d] (%s): %w", i, ca.Name, err)
 		}
 	}
+	if err := p.removeUndefinedConfigAgents(ctx, defined); err != nil {
+		return nil, err
+	}
 	p.usage = newUsageRecorder(st.Usage(), p.logger)
 	return p, nil
+}
+
+// removeUndefinedConfigAgents deletes the default workspace's config agents
+// that the file no longer defines. The file is their only definition and
+// the API refuses to delete them, so without this an agent removed from
+// the file would stay listed and runnable forever.
+func (p *Platform) removeUndefinedConfigAgents(ctx context.Context, defined map[string]bool) error {
+	agents, err := p.store.Agents().List(ctx, p.defaultWS.ID)
+	if err != nil {
+		return fmt.Errorf("config: list agents: %w", err)
+	}
+	for _, a := range agents {
+		if a.Source != store.SourceConfig || defined[a.Name] {
+			continue
+		}
+		if err := p.store.Agents().Delete(ctx, a.WorkspaceID, a.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("config: remove agent %q: %w", a.Name, err)
+		}
+		p.logger.Info("config_agent_removed", "agent", a.Name, "workspace_id", a.WorkspaceID, "reason", "no longer in the configuration file")
+	}
+	return nil
 }
 
 // DefaultWorkspace is the workspace of the configuration file's agents.
