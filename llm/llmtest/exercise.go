@@ -56,6 +56,7 @@ func Exercise(t *testing.T, newServer func(t testing.TB, turns ...Turn) *Server,
 	t.Run("cancel/stream_cancel", x.streamCancel)
 	t.Run("cancel/generate_timeout", x.generateTimeout)
 	t.Run("break_releases_connection", x.breakEarly)
+	t.Run("connection_reused", x.connectionReused)
 	t.Run("no_goroutine_leak", func(t *testing.T) { verifyNoLeaks(t, before) })
 }
 
@@ -84,6 +85,29 @@ func (x exercise) start(t *testing.T, turns ...Turn) (*Server, llm.Model, contex
 		}
 	})
 	return srv, x.newModel(srv), ctx
+}
+
+// connectionReused: consecutive requests, streamed or not, share one
+// kept-alive connection. An adapter that closes a body before its end
+// (say, right after the last event) makes every request pay for a new
+// connection to the provider.
+func (x exercise) connectionReused(t *testing.T) {
+	turn := Turn{Text: "Hello again.", Usage: exerciseUsage}
+	srv, m, ctx := x.start(t, turn, turn, turn, turn)
+	for i := range 2 {
+		if _, err := llm.Collect(m.Stream(ctx, prompt())); err != nil {
+			t.Fatalf("stream %d: %v", i, err)
+		}
+		if _, err := m.Generate(ctx, prompt()); err != nil {
+			t.Fatalf("generate %d: %v", i, err)
+		}
+	}
+	reqs := srv.Requests()
+	for i, r := range reqs[1:] {
+		if r.RemoteAddr != reqs[0].RemoteAddr {
+			t.Errorf("request %d came on a new connection (%s, first was %s)", i+2, r.RemoteAddr, reqs[0].RemoteAddr)
+		}
+	}
 }
 
 var exerciseUsage = llm.Usage{InputTokens: 120, OutputTokens: 31, CachedTokens: 100}

@@ -13,6 +13,9 @@ import (
 type Recorded struct {
 	Method string
 	Path   string
+	// RemoteAddr tells connections apart: two requests from one address
+	// shared a kept-alive connection.
+	RemoteAddr string
 	Header http.Header
 	Body   []byte
 }
@@ -127,7 +130,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	if !s.norecord {
-		s.requests = append(s.requests, Recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: raw})
+		s.requests = append(s.requests, Recorded{Method: r.Method, Path: r.URL.Path, RemoteAddr: r.RemoteAddr, Header: r.Header.Clone(), Body: raw})
 	}
 	if s.next >= len(s.turns) && s.repeat != nil {
 		turn := *s.repeat

@@ -50,15 +50,23 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Even
 			yield(llm.Event{}, c.wrap(ctx, streamOp, &rec, err))
 			return
 		}
-		if err := c.decode(ctx, res.Body, &rec, yield); err != nil {
+		done, err := c.decode(ctx, res.Body, &rec, yield)
+		if err != nil {
 			yield(llm.Event{}, err)
+			return
+		}
+		if done {
+			// Read what follows [DONE] (the end of the chunked body): a
+			// body closed before its end takes its connection with it,
+			// and every stream would pay for a new connection.
+			_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4<<10))
 		}
 	}
 }
 
 // decode reads the event stream; it returns the error to yield, or nil
-// when the stream ended (or the consumer stopped).
-func (c *Client) decode(ctx context.Context, body io.Reader, rec *response, yield func(llm.Event, error) bool) error {
+// when the stream ended (done: with [DONE]) or the consumer stopped.
+func (c *Client) decode(ctx context.Context, body io.Reader, rec *response, yield func(llm.Event, error) bool) (done bool, err error) {
 	r := sse.NewReader(body, nil)
 	var st streamState
 	var chunk wireChunk
@@ -68,13 +76,14 @@ func (c *Client) decode(ctx context.Context, body io.Reader, rec *response, yiel
 			break
 		}
 		if err != nil {
-			return c.wrap(ctx, streamOp, rec, err)
+			return false, c.wrap(ctx, streamOp, rec, err)
 		}
 		data := bytes.TrimSpace(ev.Data)
 		if len(data) == 0 {
 			continue
 		}
 		if bytes.Equal(data, []byte("[DONE]")) {
+			done = true
 			break
 		}
 		// A fresh chunk each time: encoding/json decodes slice elements
@@ -85,24 +94,24 @@ func (c *Client) decode(ctx context.Context, body io.Reader, rec *response, yiel
 			var typ *json.UnmarshalTypeError
 			if !errors.As(err, &typ) {
 				// Most often a chunk cut short: the stream broke off.
-				return &llm.Error{Kind: llm.KindProvider, Provider: c.name, Message: "stream broke off",
+				return false, &llm.Error{Kind: llm.KindProvider, Provider: c.name, Message: "stream broke off",
 					Err: fmt.Errorf("openai: %s: %w: decode chunk %q: %w", streamOp, llm.ErrIncompleteStream, snippet(data), err)}
 			}
 			// A field of an unexpected type (a server's extension) is
 			// skipped; the rest of the chunk is good.
 		}
 		if len(chunk.Error) > 0 && !bytes.Equal(chunk.Error, []byte("null")) || ev.Event == "error" {
-			return c.streamError(streamOp, data)
+			return false, c.streamError(streamOp, data)
 		}
 		if !st.add(&chunk, yield) {
-			return nil
+			return false, nil
 		}
 	}
 	if !st.finished {
-		return c.incomplete(streamOp)
+		return false, c.incomplete(streamOp)
 	}
 	yield(st.finish(), nil)
-	return nil
+	return done, nil
 }
 
 func snippet(b []byte) []byte {
