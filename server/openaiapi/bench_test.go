@@ -103,7 +103,10 @@ func reportMs(b *testing.B, d time.Duration, unit string) {
 //     p50/p99;
 //   - idle: the memory one open, idle stream costs agentcraft.
 //
-// Run: go test -run '^$' -bench GatewayOverhead -benchtime 2000x ./server/openaiapi/
+// Run (the stream rounds take about a second each, so give them fewer):
+//
+//	go test -run '^$' -bench 'GatewayOverhead/nonstream' -benchtime 2000x ./server/openaiapi/
+//	go test -run '^$' -bench 'GatewayOverhead/(stream200|idle)' -benchtime 4x ./server/openaiapi/
 func BenchmarkGatewayOverhead(b *testing.B) {
 	answer := llmtest.Turn{Text: "Hello! I am doing well, thank you for asking. How can I help you today?", Usage: llm.Usage{InputTokens: 12, OutputTokens: 18}}
 
