@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -24,6 +25,30 @@ func newAPIKey() string {
 	return keyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
+// withWorkspaceStore opens the configured database and finds workspace;
+// create makes the workspace when it is missing.
+func (e *env) withWorkspaceStore(ctx context.Context, workspace string, create bool, fn func(st store.Store, ws store.Workspace) error) error {
+	cfg, err := e.load()
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg.Database.URL, newLogger(e.stderr, cfg.Log))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var ws store.Workspace
+	if create {
+		ws, err = st.Workspaces().GetOrCreate(ctx, workspace)
+	} else {
+		ws, err = st.Workspaces().GetByName(ctx, workspace)
+	}
+	if err != nil {
+		return fmt.Errorf("workspace %q: %w", workspace, err)
+	}
+	return fn(st, ws)
+}
+
 func keysCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{Use: "keys", Short: "Manage API keys"}
 	var workspace, name string
@@ -32,29 +57,17 @@ func keysCmd(e *env) *cobra.Command {
 		Short: "Create an API key; it is printed once and stored hashed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			cfg, err := e.load()
-			if err != nil {
-				return err
-			}
-			st, err := openStore(ctx, cfg.Database.URL, newLogger(e.stderr, cfg.Log))
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			ws, err := st.Workspaces().GetOrCreate(ctx, workspace)
-			if err != nil {
-				return err
-			}
-			key := newAPIKey()
-			h := sha256.Sum256([]byte(key))
-			k, err := st.APIKeys().Create(ctx, store.APIKey{WorkspaceID: ws.ID, Name: name, Prefix: key[:len(keyPrefix)+6], Hash: h[:]})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(e.stdout, key)
-			fmt.Fprintf(e.stderr, "created key %s (%s) for workspace %q; it is shown only now, store it safely\n", k.ID, k.Prefix, ws.Name)
-			return nil
+			return e.withWorkspaceStore(cmd.Context(), workspace, true, func(st store.Store, ws store.Workspace) error {
+				key := newAPIKey()
+				h := sha256.Sum256([]byte(key))
+				k, err := st.APIKeys().Create(cmd.Context(), store.APIKey{WorkspaceID: ws.ID, Name: name, Prefix: key[:len(keyPrefix)+6], Hash: h[:]})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(e.stdout, key)
+				fmt.Fprintf(e.stderr, "created key %s (%s) for workspace %q; it is shown only now, store it safely\n", k.ID, k.Prefix, ws.Name)
+				return nil
+			})
 		},
 	}
 	create.Flags().StringVar(&workspace, "workspace", "default", "workspace the key gives access to (created when missing)")
@@ -65,30 +78,18 @@ func keysCmd(e *env) *cobra.Command {
 		Short: "List a workspace's API keys (never the keys themselves)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			cfg, err := e.load()
-			if err != nil {
-				return err
-			}
-			st, err := openStore(ctx, cfg.Database.URL, newLogger(e.stderr, cfg.Log))
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			ws, err := st.Workspaces().GetByName(ctx, workspace)
-			if err != nil {
-				return fmt.Errorf("workspace %q: %w", workspace, err)
-			}
-			keys, err := st.APIKeys().List(ctx, ws.ID)
-			if err != nil {
-				return err
-			}
-			tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tPREFIX\tNAME\tCREATED\tLAST USED\tREVOKED")
-			for _, k := range keys {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name, k.CreatedAt.Format("2006-01-02 15:04"), fmtTime(k.LastUsedAt), fmtTime(k.RevokedAt))
-			}
-			return tw.Flush()
+			return e.withWorkspaceStore(cmd.Context(), workspace, false, func(st store.Store, ws store.Workspace) error {
+				keys, err := st.APIKeys().List(cmd.Context(), ws.ID)
+				if err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tPREFIX\tNAME\tCREATED\tLAST USED\tREVOKED")
+				for _, k := range keys {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name, k.CreatedAt.Format("2006-01-02 15:04"), fmtTime(k.LastUsedAt), fmtTime(k.RevokedAt))
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	list.Flags().StringVar(&workspace, "workspace", "default", "workspace")
@@ -98,25 +99,13 @@ func keysCmd(e *env) *cobra.Command {
 		Short: "Revoke an API key (servers notice within 30 seconds)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			cfg, err := e.load()
-			if err != nil {
-				return err
-			}
-			st, err := openStore(ctx, cfg.Database.URL, newLogger(e.stderr, cfg.Log))
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			ws, err := st.Workspaces().GetByName(ctx, workspace)
-			if err != nil {
-				return fmt.Errorf("workspace %q: %w", workspace, err)
-			}
-			if err := st.APIKeys().Revoke(ctx, ws.ID, args[0]); err != nil {
-				return fmt.Errorf("revoke %s: %w", args[0], err)
-			}
-			fmt.Fprintln(e.stdout, "revoked", args[0])
-			return nil
+			return e.withWorkspaceStore(cmd.Context(), workspace, false, func(st store.Store, ws store.Workspace) error {
+				if err := st.APIKeys().Revoke(cmd.Context(), ws.ID, args[0]); err != nil {
+					return fmt.Errorf("revoke %s: %w", args[0], err)
+				}
+				fmt.Fprintln(e.stdout, "revoked", args[0])
+				return nil
+			})
 		},
 	}
 	revoke.Flags().StringVar(&workspace, "workspace", "default", "workspace")

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -88,7 +86,7 @@ func (c *Client) apiError(op string, apiErr *anthropic.Error) error {
 		Err:      fmt.Errorf("anthropic: %s: %w", op, apiErr),
 	}
 	if apiErr.Response != nil {
-		e.RetryAfter = retryAfter(apiErr.Response.Header, time.Now())
+		e.RetryAfter = llm.RetryAfter(apiErr.Response.Header, time.Now())
 	}
 	return e
 }
@@ -118,27 +116,3 @@ func statusForType(typ string) int {
 	return http.StatusInternalServerError
 }
 
-// retryAfter reads retry-after-ms (milliseconds, Anthropic's precise
-// form) or else retry-after (seconds or an HTTP date); 0 when absent,
-// malformed or past.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < math.MaxInt64/float64(time.Millisecond) {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 && s < math.MaxInt64/float64(time.Second) {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
-}

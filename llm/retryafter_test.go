@@ -1,4 +1,4 @@
-package openai
+package llm
 
 import (
 	"net/http"
@@ -27,8 +27,8 @@ func TestRetryAfter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := retryAfter(tt.header, now); got != tt.want {
-				t.Errorf("retryAfter(%v) = %v, want %v", tt.header, got, tt.want)
+			if got := RetryAfter(tt.header, now); got != tt.want {
+				t.Errorf("RetryAfter(%v) = %v, want %v", tt.header, got, tt.want)
 			}
 		})
 	}
