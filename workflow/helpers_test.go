@@ -1,0 +1,34 @@
+package workflow_test
+
+import (
+	"testing"
+
+	"github.com/agentcraftlab/agentcraft/workflow"
+	"github.com/agentcraftlab/agentcraft/workflow/nodes"
+)
+
+func builtins(t testing.TB) *workflow.Registry {
+	t.Helper()
+	reg := workflow.NewRegistry()
+	if err := nodes.RegisterBuiltins(reg); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+func mustParse(t testing.TB, src string) *workflow.Definition {
+	t.Helper()
+	def, err := workflow.Parse([]byte(src))
+	if err != nil {
+		t.Fatalf("Parse: %v\n%s", err, src)
+	}
+	return def
+}
+
+func paths(probs []workflow.Problem) []string {
+	out := []string{}
+	for _, p := range probs {
+		out = append(out, p.Path)
+	}
+	return out
+}

@@ -1,0 +1,38 @@
+package nodes
+
+import "github.com/agentcraftlab/agentcraft/workflow"
+
+// iteration runs the nodes after it once per item of a list.
+func iteration() workflow.Kind {
+	return workflow.Kind{
+		Type:               "iteration",
+		Doc:                "Runs the following nodes once per item of a list, with a concurrency limit.",
+		IsExecutable:       true,
+		RequiresImperative: true,
+		Config: []workflow.ConfigKey{
+			{Name: "items", Type: workflow.TypeTemplate, Required: true, Doc: "the list, such as {{nodes.plan.output}}"},
+			{Name: "split", Type: workflow.TypeString, Enum: []string{"json", "lines", "delimiter", "regex"}, Default: "json", Doc: "how the list is split into items"},
+			{Name: "delimiter", Type: workflow.TypeString, Doc: "item separator (delimiter split)"},
+			{Name: "pattern", Type: workflow.TypeRegexp, Doc: "RE2 separator (regex split)"},
+			{Name: "max_items", Type: workflow.TypeInteger, Min: atLeast(1), Default: 50, Doc: "most items processed; more fail the node"},
+			{Name: "concurrency", Type: workflow.TypeInteger, Min: atLeast(1), Default: 1, Doc: "items processed at the same time"},
+		},
+		Check: func(cfg map[string]any, at string) []workflow.Problem {
+			need := map[string]string{"delimiter": "delimiter", "regex": "pattern"}[stringOr(cfg["split"], "json")]
+			if need == "" {
+				return nil
+			}
+			if _, ok := cfg[need]; !ok {
+				return []workflow.Problem{{Path: at + "." + need, Message: "split " + cfg["split"].(string) + " needs " + need, Hint: "add " + need + " or choose another split"}}
+			}
+			return nil
+		},
+	}
+}
+
+func stringOr(v any, def string) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return def
+}

@@ -1,0 +1,93 @@
+package nodes_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentcraftlab/agentcraft/workflow"
+	"github.com/agentcraftlab/agentcraft/workflow/nodes"
+)
+
+type flags struct {
+	Executable, Imperative, AgentLike, Meta, Data, Available bool
+}
+
+// TestBuiltinFlags pins every built-in kind's flags to the table of issue 3:
+// strategy detection reads them, so a changed flag changes how workflows run.
+func TestBuiltinFlags(t *testing.T) {
+	want := map[string]flags{
+		"agent":        {Executable: true, AgentLike: true, Available: true},
+		"a2a-agent":    {Executable: true, Imperative: true, AgentLike: true},
+		"autonomous":   {Executable: true, Imperative: true, AgentLike: true},
+		"condition":    {Executable: true, Imperative: true, Available: true},
+		"loop":         {Executable: true, Imperative: true, Available: true},
+		"router":       {Executable: true, Imperative: true, Available: true},
+		"human":        {Executable: true, Imperative: true, Available: true},
+		"code":         {Executable: true, Imperative: true, Available: true},
+		"iteration":    {Executable: true, Imperative: true, Available: true},
+		"parallel":     {Executable: true, Imperative: true, Available: true},
+		"http-request": {Executable: true, Imperative: true, Available: true},
+		"start":        {Meta: true, Available: true},
+		"end":          {Meta: true, Available: true},
+		"rag":          {Data: true},
+		"normalize":    {Executable: true, Available: true},
+		"contract":     {Executable: true, Available: true},
+		"output_check": {Executable: true, Available: true},
+	}
+	reg := workflow.NewRegistry()
+	if err := nodes.RegisterBuiltins(reg); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]flags{}
+	for _, k := range reg.Kinds() {
+		got[k.Type] = flags{k.IsExecutable, k.RequiresImperative, k.IsAgentLike, k.IsMeta, k.IsDataNode, k.Unavailable == ""}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("kind flags (-want +got):\n%s", diff)
+	}
+}
+
+// TestBuiltinConfigDescribed keeps the config descriptions usable by the
+// studio: every kind and key has a doc line and a known type, and required
+// keys have no default (a default would make them optional).
+func TestBuiltinConfigDescribed(t *testing.T) {
+	reg := workflow.NewRegistry()
+	if err := nodes.RegisterBuiltins(reg); err != nil {
+		t.Fatal(err)
+	}
+	types := map[workflow.ValueType]bool{}
+	for _, ty := range []workflow.ValueType{workflow.TypeString, workflow.TypeTemplate, workflow.TypeExpression, workflow.TypeDuration, workflow.TypeRegexp, workflow.TypeNumber, workflow.TypeInteger, workflow.TypeBoolean, workflow.TypeObject, workflow.TypeArray, workflow.TypeAny} {
+		types[ty] = true
+	}
+	var check func(kind, path string, k workflow.ConfigKey)
+	check = func(kind, path string, k workflow.ConfigKey) {
+		if k.Doc == "" || !types[k.Type] || (k.Required && k.Default != nil) {
+			t.Errorf("%s: %s: doc %q, type %q, required %v with default %v", kind, path, k.Doc, k.Type, k.Required, k.Default)
+		}
+		for _, f := range k.Fields {
+			check(kind, path+"."+f.Name, f)
+		}
+		if k.Elem != nil {
+			check(kind, path+"[]", *k.Elem)
+		}
+	}
+	for _, kind := range reg.Kinds() {
+		if kind.Doc == "" {
+			t.Errorf("%s: no doc line", kind.Type)
+		}
+		for _, k := range kind.Config {
+			check(kind.Type, k.Name, k)
+		}
+	}
+}
+
+func TestRegisterBuiltinsTwice(t *testing.T) {
+	reg := workflow.NewRegistry()
+	if err := nodes.RegisterBuiltins(reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes.RegisterBuiltins(reg); err == nil {
+		t.Error("registering the built-ins twice: want an error, got nil")
+	}
+}
