@@ -89,6 +89,7 @@ func TestPackageDirection(t *testing.T) {
 		{from: "secret", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "store", "llm", "tool", "internal"}},
 		{from: "internal", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent"}, except: []string{"internal/cli"}},
 		{from: "agent", forbidden: []string{"workflow", "controlplane", "server", "platform", "store", "internal/cli"}},
+		{from: "search", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "internal/cli"}},
 		{from: "workflow", forbidden: []string{"server", "platform", "controlplane", "internal/cli"}},
 		{from: "platform", forbidden: []string{"workflow", "controlplane", "server", "internal/cli"}},
 		{from: "server", forbidden: []string{"internal/cli"}},

@@ -1,0 +1,103 @@
+package memory
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/agentcraftlab/agentcraft/search"
+)
+
+type candidate struct {
+	score float64
+	ix    *index
+	slot  int32
+}
+
+// worse orders candidates: lower score first, then the larger ID, so that
+// equal scores rank by ID ascending and results are deterministic.
+func worse(a, b candidate) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return a.ix.docs[a.slot].d.ID > b.ix.docs[b.slot].d.ID
+}
+
+// topK keeps the k best candidates in a min-heap (the worst at the root).
+type topK struct {
+	k    int
+	heap []candidate
+}
+
+func (t *topK) init(k int) {
+	t.k = k
+	t.heap = make([]candidate, 0, min(k, 1024))
+}
+
+// wants reports whether a candidate with score s could enter the heap; it
+// lets callers skip filter checks for hopeless candidates.
+func (t *topK) wants(s float64) bool {
+	return len(t.heap) < t.k || s >= t.heap[0].score
+}
+
+func (t *topK) offer(score float64, ix *index, slot int32) {
+	c := candidate{score, ix, slot}
+	if len(t.heap) < t.k {
+		t.heap = append(t.heap, c)
+		t.up(len(t.heap) - 1)
+		return
+	}
+	if t.k == 0 || !worse(t.heap[0], c) {
+		return
+	}
+	t.heap[0] = c
+	t.down(0)
+}
+
+func (t *topK) up(i int) {
+	h := t.heap
+	for i > 0 {
+		p := (i - 1) / 2
+		if !worse(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (t *topK) down(i int) {
+	h := t.heap
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && worse(h[r], h[l]) {
+			m = r
+		}
+		if !worse(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// hits returns the kept candidates best first.
+func (t *topK) hits() []search.Hit {
+	slices.SortFunc(t.heap, func(a, b candidate) int {
+		if worse(a, b) {
+			return 1
+		}
+		if worse(b, a) {
+			return -1
+		}
+		return cmp.Compare(a.ix.docs[a.slot].d.Index, b.ix.docs[b.slot].d.Index)
+	})
+	out := make([]search.Hit, len(t.heap))
+	for i, c := range t.heap {
+		out[i] = c.ix.hit(c.slot, c.score)
+	}
+	return out
+}
