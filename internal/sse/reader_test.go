@@ -183,3 +183,45 @@ func BenchmarkReader(b *testing.B) {
 		}
 	}
 }
+
+func TestReaderReuseData(t *testing.T) {
+	stream := "data: first\n\ndata: other\n\n"
+	for _, reuse := range []bool{false, true} {
+		r := sse.NewReader(strings.NewReader(stream), &sse.ReaderOptions{ReuseData: reuse})
+		a, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := string(a.Data)
+		b, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b.Data) != "other" || first != "first" {
+			t.Fatalf("reuse=%v: events %q, %q", reuse, first, b.Data)
+		}
+		// Without reuse the first event's data is the caller's and stays;
+		// with reuse it shares the reader's buffer.
+		if kept := string(a.Data) == "first"; kept != !reuse {
+			t.Errorf("reuse=%v: first event's data is now %q", reuse, a.Data)
+		}
+	}
+}
+
+func BenchmarkReaderNext(b *testing.B) {
+	event := "data: {\"id\":\"chatcmpl-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}]}\n\n"
+	stream := strings.Repeat(event, 100)
+	for _, reuse := range []bool{false, true} {
+		b.Run(map[bool]string{false: "copy", true: "reuse"}[reuse], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r := sse.NewReader(strings.NewReader(stream), &sse.ReaderOptions{ReuseData: reuse})
+				for {
+					if _, err := r.Next(); err != nil {
+						break
+					}
+				}
+			}
+		})
+	}
+}

@@ -67,9 +67,16 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Even
 // decode reads the event stream; it returns the error to yield, or nil
 // when the stream ended (done: with [DONE]) or the consumer stopped.
 func (c *Client) decode(ctx context.Context, body io.Reader, rec *response, yield func(llm.Event, error) bool) (done bool, err error) {
-	r := sse.NewReader(body, nil)
+	// Each event is decoded at once, so its data may share the reader's
+	// buffer.
+	r := sse.NewReader(body, &sse.ReaderOptions{ReuseData: true})
 	var st streamState
 	var chunk wireChunk
+	// One json.Decoder for the whole stream, fed event by event: unlike
+	// json.Unmarshal it keeps its decoder and scanner state between
+	// values, about four allocations fewer per chunk.
+	var in feed
+	dec := json.NewDecoder(&in)
 	for {
 		ev, err := r.Next()
 		if err == io.EOF {
@@ -88,9 +95,20 @@ func (c *Client) decode(ctx context.Context, body io.Reader, rec *response, yiel
 		}
 		// A fresh chunk each time: encoding/json decodes slice elements
 		// in place, so a reused backing array would leak the previous
-		// chunk's fields into this one.
+		// chunk's fields into this one. id and model repeat in every
+		// chunk; only the first one's are decoded (two strings saved per
+		// chunk).
 		chunk = wireChunk{}
-		if err := json.Unmarshal(data, &chunk); err != nil {
+		var into any = &chunk
+		if st.id != "" || st.model != "" {
+			into = &chunk.wireChunkBody
+		}
+		in.b = data
+		err = dec.Decode(into)
+		if err == nil && dec.More() {
+			err = errors.New("more than one JSON value in one event")
+		}
+		if err != nil {
 			var typ *json.UnmarshalTypeError
 			if !errors.As(err, &typ) {
 				// Most often a chunk cut short: the stream broke off.
@@ -114,6 +132,19 @@ func (c *Client) decode(ctx context.Context, body io.Reader, rec *response, yiel
 	return done, nil
 }
 
+// feed is the reader behind the stream's json.Decoder: it holds one
+// event's data at a time.
+type feed struct{ b []byte }
+
+func (f *feed) Read(p []byte) (int, error) {
+	if len(f.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, f.b)
+	f.b = f.b[n:]
+	return n, nil
+}
+
 func snippet(b []byte) []byte {
 	if len(b) > 200 {
 		return b[:200]
@@ -123,8 +154,13 @@ func snippet(b []byte) []byte {
 
 // wireChunk is the part of a chat.completion.chunk the adapter reads.
 type wireChunk struct {
-	ID      string          `json:"id"`
-	Model   string          `json:"model"`
+	ID    string `json:"id"`
+	Model string `json:"model"`
+	wireChunkBody
+}
+
+// wireChunkBody is what changes from chunk to chunk.
+type wireChunkBody struct {
 	Choices []wireChoice    `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`

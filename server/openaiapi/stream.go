@@ -18,6 +18,9 @@ type chunkWriter struct {
 	chunk chatCompletion
 	ch    [1]choice
 	delta outMessage
+	// text holds the content being sent, so that the delta can point at
+	// it without a heap copy per chunk.
+	text string
 }
 
 func newChunkWriter(w http.ResponseWriter, c *call) *chunkWriter {
@@ -80,8 +83,8 @@ func (c *call) stream(w http.ResponseWriter, events func(yield func(agent.Event,
 			if ev.Text == "" {
 				continue
 			}
-			t := ev.Text
-			writeErr = cw.sendDelta(outMessage{Content: &t}, nil)
+			cw.text = ev.Text
+			writeErr = cw.sendDelta(outMessage{Content: &cw.text}, nil)
 		case agent.EventToolCallDelta:
 			d := ev.ToolCall
 			idx := d.Index
