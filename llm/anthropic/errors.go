@@ -115,4 +115,3 @@ func statusForType(typ string) int {
 	}
 	return http.StatusInternalServerError
 }
-

@@ -26,7 +26,6 @@ func TestFinishReason(t *testing.T) {
 	}
 }
 
-
 func TestStatusForType(t *testing.T) {
 	tests := map[string]int{
 		"overloaded_error":      529,

@@ -16,8 +16,8 @@ type Recorded struct {
 	// RemoteAddr tells connections apart: two requests from one address
 	// shared a kept-alive connection.
 	RemoteAddr string
-	Header http.Header
-	Body   []byte
+	Header     http.Header
+	Body       []byte
 }
 
 // Server is a running fake provider. Close is registered with t.Cleanup.

@@ -201,4 +201,3 @@ func bodySnippet(body []byte) string {
 	}
 	return s
 }
-
