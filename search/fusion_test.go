@@ -114,7 +114,10 @@ func TestQueryValidate(t *testing.T) {
 	if err := (Query{TopK: -1}).Validate(); err == nil {
 		t.Error("Validate accepted top_k -1")
 	}
-	if err := (Query{Mode: ModeHybrid, TopK: 5}).Validate(); err != nil {
+	if err := (Query{Mode: ModeHybrid, Text: "  "}).Validate(); err == nil {
+		t.Error("Validate accepted an empty query text")
+	}
+	if err := (Query{Mode: ModeHybrid, TopK: 5, Text: "raft"}).Validate(); err != nil {
 		t.Errorf("Validate(hybrid, 5) = %v", err)
 	}
 }

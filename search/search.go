@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Document is one unit of retrieval (usually a chunk of a source file).
@@ -79,6 +80,9 @@ func (q Query) Validate() error {
 	}
 	if q.TopK < 0 {
 		return fmt.Errorf("search: query top_k is %d: use a positive number or 0 for the default %d", q.TopK, DefaultTopK)
+	}
+	if strings.TrimSpace(q.Text) == "" {
+		return fmt.Errorf("search: query text is empty: send the words to search for")
 	}
 	return nil
 }
