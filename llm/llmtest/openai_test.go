@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -474,5 +475,47 @@ func TestOpenAIUnknownRoute(t *testing.T) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("POST /v1/embeddings: status %d, want 404", resp.StatusCode)
+	}
+}
+
+func TestOpenAIStampAndPace(t *testing.T) {
+	srv := NewOpenAI(t, Turn{Chunks: make([]string, 3), Pace: 20 * time.Millisecond, Stamp: true})
+	start := time.Now()
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := sse.NewReader(resp.Body, nil)
+	var stamps []int64
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		var ch struct {
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if string(ev.Data) == "[DONE]" || json.Unmarshal(ev.Data, &ch) != nil || len(ch.Choices) == 0 || ch.Choices[0].Delta.Content == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSuffix(ch.Choices[0].Delta.Content, " "), 10, 64)
+		if err != nil {
+			t.Fatalf("content %q is not a stamp", ch.Choices[0].Delta.Content)
+		}
+		stamps = append(stamps, n)
+	}
+	if len(stamps) != 3 {
+		t.Fatalf("%d stamped chunks, want 3", len(stamps))
+	}
+	for i, s := range stamps {
+		if s < start.UnixNano() || s > time.Now().UnixNano() || (i > 0 && time.Duration(s-stamps[i-1]) < 15*time.Millisecond) {
+			t.Errorf("stamp %d = %d: not within the request, or not paced", i, s)
+		}
 	}
 }
