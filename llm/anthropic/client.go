@@ -11,6 +11,17 @@
 // *llm.Error kinds, statuses and Retry-After values this package returns.
 // The SDK's types never appear in this package's API.
 //
+// Streams are decoded by the adapter: the SDK sends the request (base URL,
+// auth, headers, parameters) and reports error statuses, and the adapter
+// reads the server-sent events itself (internal/sse and encoding/json into
+// small structs, one json.Decoder per stream). The SDK's event union and
+// its reflection-based decoder cost about 26 allocations per text delta,
+// which a proxy pays for every token; the adapter's decoder costs two (the
+// event name and the text). BenchmarkStream measures both: a 200-delta
+// answer took 5170 allocations and 1.6 ms through the SDK's decoder, 635
+// and 0.6 ms through the adapter's. Generate still lets the SDK decode its
+// one answer: once per request, the cost does not matter.
+//
 // Mapping notes:
 //   - System messages, wherever they appear, become the top-level system
 //     prompt, in order.
@@ -73,6 +84,8 @@ type Client struct {
 	timeout   time.Duration
 	maxTokens int
 	messages  anthropic.MessageService
+	// raw sends requests whose answer the adapter reads itself (streams).
+	raw anthropic.Client
 }
 
 var _ llm.Model = (*Client)(nil)
@@ -107,7 +120,8 @@ func New(opts *Options) (*Client, error) {
 	if o.APIKey != "" {
 		ropts = append(ropts, option.WithAPIKey(o.APIKey))
 	}
-	c.messages = anthropic.NewClient(ropts...).Messages
+	c.raw = anthropic.NewClient(ropts...)
+	c.messages = c.raw.Messages
 	return c, nil
 }
 

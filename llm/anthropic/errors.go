@@ -34,9 +34,9 @@ func (c *Client) wrap(ctx context.Context, op string, err error) error {
 func (c *Client) wrapStream(ctx context.Context, err error, started bool) error {
 	var apiErr *anthropic.Error
 	if !started || ctx.Err() != nil || errors.As(err, &apiErr) || errors.Is(err, context.DeadlineExceeded) {
-		return c.wrap(ctx, "stream message", err)
+		return c.wrap(ctx, streamOp, err)
 	}
-	return c.incomplete(fmt.Errorf("anthropic: read stream: %w", err))
+	return c.incomplete(fmt.Errorf("anthropic: %s: %w", streamOp, err))
 }
 
 // incomplete reports a stream that ended before message_stop; the error

@@ -1,19 +1,31 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"iter"
+	"net/http"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/llm"
 )
+
+const streamOp = "stream message"
 
 // Stream sends req with "stream": true and yields its events. Text,
 // thinking and tool-input deltas are passed on as they arrive; the
 // EventFinish comes at message_stop. Breaking out of the loop closes the
 // response body.
+//
+// The SDK sends the request and reports error statuses; the adapter
+// decodes the events itself (see the package doc for why).
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		params, err := c.params(req)
@@ -21,40 +33,254 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Even
 			yield(llm.Event{}, err)
 			return
 		}
-		var opts []option.RequestOption
+		opts := []option.RequestOption{option.WithJSONSet("stream", true)}
 		if c.timeout > 0 {
+			// The SDK hands the timer to the body: it bounds the whole stream.
 			opts = append(opts, option.WithRequestTimeout(c.timeout))
 		}
-		stream := c.messages.NewStreaming(ctx, params, opts...)
-		defer stream.Close()
-
-		var st streamState
-		for stream.Next() {
-			ev := stream.Current()
-			out, done := st.apply(&ev)
-			for _, e := range out {
-				if !yield(e, nil) {
-					return
-				}
-			}
-			if done {
-				return
-			}
+		var res *http.Response
+		err = c.raw.Post(ctx, "v1/messages", params, &res, opts...)
+		if res != nil && res.Body != nil {
+			defer res.Body.Close()
 		}
-		if err := stream.Err(); err != nil {
-			yield(llm.Event{}, c.wrapStream(ctx, err, st.started))
+		if err != nil {
+			yield(llm.Event{}, c.wrap(ctx, streamOp, err))
 			return
 		}
-		yield(llm.Event{}, c.incomplete(nil))
+		done, err := c.decode(ctx, res, yield)
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		if done {
+			// Read what follows message_stop (the end of the chunked
+			// body): a body closed before its end takes its connection
+			// with it, and every stream would pay for a new connection.
+			_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4<<10))
+		}
 	}
 }
+
+// decode reads the event stream of res; it returns the error to yield,
+// or nil when the stream ended (done: with message_stop) or the consumer
+// stopped.
+func (c *Client) decode(ctx context.Context, res *http.Response, yield func(llm.Event, error) bool) (done bool, err error) {
+	// Each event is decoded at once, so its data may share the reader's
+	// buffer.
+	r := sse.NewReader(res.Body, &sse.ReaderOptions{ReuseData: true})
+	var st streamState
+	var ev wireEvent
+	// One json.Decoder for the whole stream, fed event by event: unlike
+	// json.Unmarshal it keeps its decoder and scanner state between
+	// values, a few allocations fewer per event.
+	var in feed
+	dec := json.NewDecoder(&in)
+	for {
+		sev, err := r.Next()
+		if err == io.EOF {
+			return false, c.incomplete(nil)
+		}
+		if err != nil {
+			return false, c.wrapStream(ctx, err, st.started)
+		}
+		data := bytes.TrimSpace(sev.Data)
+		if len(data) == 0 {
+			continue
+		}
+		if sev.Event == "error" {
+			return false, c.wrapStream(ctx, streamError(res, data), st.started)
+		}
+		// A fresh event each time: encoding/json leaves absent fields
+		// alone, so a reused value would carry the previous event's.
+		ev = wireEvent{}
+		in.b = data
+		err = dec.Decode(&ev)
+		if err == nil && dec.More() {
+			err = errors.New("more than one JSON value in one event")
+		}
+		if err != nil {
+			var typ *json.UnmarshalTypeError
+			if !errors.As(err, &typ) {
+				// Most often an event cut short: the stream broke off.
+				return false, c.wrapStream(ctx, fmt.Errorf("decode stream event %q: %w", snippet(data), err), st.started)
+			}
+			// A field of an unexpected type (a newer API's extension)
+			// is skipped; the rest of the event is good.
+		}
+		if ev.Type == typeError {
+			return false, c.wrapStream(ctx, streamError(res, data), st.started)
+		}
+		out, stop := st.apply(&ev)
+		for _, e := range out {
+			if !yield(e, nil) {
+				return false, nil
+			}
+		}
+		if stop {
+			return true, nil
+		}
+	}
+}
+
+// streamError is the API error an error event carries, built as the SDK
+// builds it (the status is the stream's 200; apiError derives the real
+// one from the error type).
+func streamError(res *http.Response, data []byte) error {
+	e := &anthropic.Error{
+		Request:     res.Request,
+		Response:    res,
+		StatusCode:  res.StatusCode,
+		RequestID:   res.Header.Get("request-id"),
+		WorkspaceID: res.Header.Get("anthropic-workspace-id"),
+	}
+	if e.UnmarshalJSON(data) != nil {
+		return fmt.Errorf("received error while streaming: %s", data)
+	}
+	return e
+}
+
+// feed is the reader behind the stream's json.Decoder: it holds one
+// event's data at a time.
+type feed struct{ b []byte }
+
+func (f *feed) Read(p []byte) (int, error) {
+	if len(f.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, f.b)
+	f.b = f.b[n:]
+	return n, nil
+}
+
+func snippet(b []byte) []byte {
+	if len(b) > 200 {
+		return b[:200]
+	}
+	return b
+}
+
+// wireEvent is the part of a Messages stream event the adapter reads;
+// one struct serves every event type, each filling its own fields.
+type wireEvent struct {
+	Type wireType `json:"type"`
+	// Index is the content block of content_block_*.
+	Index        int         `json:"index"`
+	Message      wireMessage `json:"message"`       // message_start
+	ContentBlock wireBlock   `json:"content_block"` // content_block_start
+	Delta        wireDelta   `json:"delta"`         // content_block_delta, message_delta
+	Usage        wireUsage   `json:"usage"`         // message_delta
+}
+
+type wireMessage struct {
+	ID    string    `json:"id"`
+	Model string    `json:"model"`
+	Usage wireUsage `json:"usage"`
+}
+
+type wireBlock struct {
+	Type     wireType `json:"type"`
+	Text     string   `json:"text"`
+	Thinking string   `json:"thinking"`
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`
+	// Input is the tool_use input object, when the start carries it.
+	Input json.RawMessage `json:"input"`
+}
+
+type wireDelta struct {
+	Type        wireType `json:"type"`
+	Text        string   `json:"text"`
+	Thinking    string   `json:"thinking"`
+	PartialJSON string   `json:"partial_json"`
+	StopReason  string   `json:"stop_reason"`
+}
+
+// wireUsage holds Anthropic's counters. Pointers tell a count that was
+// sent from one that was not: message_delta carries output_tokens and,
+// in newer API versions, the final input counters.
+type wireUsage struct {
+	InputTokens              *int64 `json:"input_tokens"`
+	CacheCreationInputTokens int64  `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64  `json:"cache_read_input_tokens"`
+	OutputTokens             *int64 `json:"output_tokens"`
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// wireType is a "type" value the adapter acts on. It is decoded without
+// allocating: two type strings per delta were a tenth of the cost of a
+// proxied delta.
+type wireType uint8
+
+// Event, content block and delta types; typeOther is any other.
+const (
+	typeOther wireType = iota
+	typeMessageStart
+	typeContentBlockStart
+	typeContentBlockDelta
+	typeContentBlockStop
+	typeMessageDelta
+	typeMessageStop
+	typeError
+	typeText
+	typeToolUse
+	typeThinking
+	typeTextDelta
+	typeInputJSONDelta
+	typeThinkingDelta
+)
+
+func (t *wireType) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"message_start"`:
+		*t = typeMessageStart
+	case `"content_block_start"`:
+		*t = typeContentBlockStart
+	case `"content_block_delta"`:
+		*t = typeContentBlockDelta
+	case `"content_block_stop"`:
+		*t = typeContentBlockStop
+	case `"message_delta"`:
+		*t = typeMessageDelta
+	case `"message_stop"`:
+		*t = typeMessageStop
+	case `"error"`:
+		*t = typeError
+	case `"text"`:
+		*t = typeText
+	case `"tool_use"`:
+		*t = typeToolUse
+	case `"thinking"`:
+		*t = typeThinking
+	case `"text_delta"`:
+		*t = typeTextDelta
+	case `"input_json_delta"`:
+		*t = typeInputJSONDelta
+	case `"thinking_delta"`:
+		*t = typeThinkingDelta
+	default:
+		// ping, server_tool_use, signature_delta, whatever comes next.
+		*t = typeOther
+	}
+	return nil
+}
+
+// maxBlocks bounds the content block index the adapter tracks, so that a
+// corrupt index cannot make it allocate without limit. Real answers hold
+// a handful of blocks.
+const maxBlocks = 1 << 12
 
 // streamState folds Anthropic's block-structured events into llm events.
 type streamState struct {
 	started bool // message_start was seen
 	id      string
 	model   string
-	reason  anthropic.StopReason
+	reason  string
 	usage   llm.Usage
 	blocks  []blockState // by content block index
 	calls   int          // tool_use blocks seen so far
@@ -71,97 +297,110 @@ type blockState struct {
 	args bool
 	// input is the input object of content_block_start, used when no
 	// input_json_delta follows.
-	input string
+	input json.RawMessage
 }
 
-func (s *streamState) block(i int64) *blockState {
-	for int64(len(s.blocks)) <= i {
+// block returns the state of block i, or nil for an index out of range.
+func (s *streamState) block(i int) *blockState {
+	if i < 0 || i >= maxBlocks {
+		return nil
+	}
+	for len(s.blocks) <= i {
 		s.blocks = append(s.blocks, blockState{})
 	}
 	return &s.blocks[i]
 }
 
-// apply maps one SDK event to zero or more llm events; done reports
+// toolBlock returns the state of block i if it is a tool_use block.
+func (s *streamState) toolBlock(i int) *blockState {
+	if i < 0 || i >= len(s.blocks) || !s.blocks[i].tool {
+		return nil
+	}
+	return &s.blocks[i]
+}
+
+// apply maps one event to zero or more llm events; done reports
 // message_stop. The returned slice is valid until the next call.
-func (s *streamState) apply(ev *anthropic.MessageStreamEventUnion) (out []llm.Event, done bool) {
+func (s *streamState) apply(ev *wireEvent) (out []llm.Event, done bool) {
 	out = s.buf[:0]
 	switch ev.Type {
-	case "message_start":
+	case typeMessageStart:
 		s.started = true
-		s.id, s.model = ev.Message.ID, string(ev.Message.Model)
-		u := ev.Message.Usage
-		s.usage = usage(u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens)
-	case "content_block_start":
-		if ev.Index < 0 {
-			return out, false
-		}
-		b := ev.ContentBlock
+		m := &ev.Message
+		s.id, s.model = m.ID, m.Model
+		u := &m.Usage
+		s.usage = usage(deref(u.InputTokens), u.CacheReadInputTokens, u.CacheCreationInputTokens, deref(u.OutputTokens))
+	case typeContentBlockStart:
+		b := &ev.ContentBlock
 		switch b.Type {
-		case "tool_use":
+		case typeToolUse:
 			bs := s.block(ev.Index)
-			*bs = blockState{tool: true, call: s.calls, input: b.JSON.Input.Raw()}
+			if bs == nil {
+				return out, false
+			}
+			*bs = blockState{tool: true, call: s.calls, input: b.Input}
 			s.calls++
 			out = append(out, llm.Event{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: bs.call, ID: b.ID, Name: b.Name}})
-		case "text":
+		case typeText:
 			if b.Text != "" {
 				out = append(out, llm.Event{Type: llm.EventTextDelta, Text: b.Text})
 			}
-		case "thinking":
+		case typeThinking:
 			if b.Thinking != "" {
 				out = append(out, llm.Event{Type: llm.EventReasoningDelta, Text: b.Thinking})
 			}
 		}
-	case "content_block_delta":
+	case typeContentBlockDelta:
 		d := &ev.Delta
 		switch d.Type {
-		case "text_delta":
+		case typeTextDelta:
 			if d.Text != "" {
 				out = append(out, llm.Event{Type: llm.EventTextDelta, Text: d.Text})
 			}
-		case "thinking_delta":
+		case typeThinkingDelta:
 			if d.Thinking != "" {
 				out = append(out, llm.Event{Type: llm.EventReasoningDelta, Text: d.Thinking})
 			}
-		case "input_json_delta":
-			if ev.Index < 0 || int(ev.Index) >= len(s.blocks) || !s.blocks[ev.Index].tool || d.PartialJSON == "" {
+		case typeInputJSONDelta:
+			bs := s.toolBlock(ev.Index)
+			if bs == nil || d.PartialJSON == "" {
 				return out, false
 			}
-			bs := &s.blocks[ev.Index]
 			bs.args = true
 			out = append(out, llm.Event{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: bs.call, ArgumentsDelta: d.PartialJSON}})
 		}
-	case "content_block_stop":
-		if ev.Index < 0 || int(ev.Index) >= len(s.blocks) || !s.blocks[ev.Index].tool || s.blocks[ev.Index].args {
+	case typeContentBlockStop:
+		bs := s.toolBlock(ev.Index)
+		if bs == nil || bs.args {
 			return out, false
 		}
 		// A call without input deltas (no arguments) still needs valid
 		// JSON arguments: the start's input object, or {}.
-		bs := &s.blocks[ev.Index]
-		args := bs.input
+		args := string(bs.input)
 		if args == "" || args == "null" {
 			args = "{}"
 		}
 		bs.args = true
 		out = append(out, llm.Event{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: bs.call, ArgumentsDelta: args}})
-	case "message_delta":
+	case typeMessageDelta:
 		if ev.Delta.StopReason != "" {
 			s.reason = ev.Delta.StopReason
 		}
 		// output_tokens is cumulative. Newer API versions also repeat the
 		// input counters here, final values included; take them when sent.
 		u := &ev.Usage
-		if u.JSON.OutputTokens.Valid() {
-			s.usage.OutputTokens = int(u.OutputTokens)
+		if u.OutputTokens != nil {
+			s.usage.OutputTokens = int(*u.OutputTokens)
 		}
-		if u.JSON.InputTokens.Valid() {
-			in := usage(u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, 0)
+		if u.InputTokens != nil {
+			in := usage(*u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, 0)
 			s.usage.InputTokens, s.usage.CachedTokens = in.InputTokens, in.CachedTokens
 		}
-	case "message_stop":
+	case typeMessageStop:
 		u := s.usage
 		out = append(out, llm.Event{
 			Type:         llm.EventFinish,
-			FinishReason: finishReason(s.reason),
+			FinishReason: finishReason(anthropic.StopReason(s.reason)),
 			Usage:        &u,
 			ID:           s.id,
 			Model:        s.model,

@@ -305,3 +305,84 @@ func TestStreamTimeout(t *testing.T) {
 		t.Errorf("kind %q, want timeout: %v", e.Kind, err)
 	}
 }
+
+// TestStreamCorruptEvent checks that an event whose JSON is cut short
+// after the stream began is an incomplete stream, as a dropped
+// connection is: the retry middleware may retry it.
+func TestStreamCorruptEvent(t *testing.T) {
+	srv := serveSSE(t, sse(
+		`message_start {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}`,
+		`content_block_start {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		`content_block_delta {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Half"}}`,
+		`content_block_delta {"type":"content_block_delta","index":0,"delta":{"type":"text_de`,
+		`message_stop {"type":"message_stop"}`,
+	))
+	c, err := anthropic.New(&anthropic.Options{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := drain(c.Stream(t.Context(), userRequest("hi")))
+	if diff := cmp.Diff([]llm.Event{text("Half")}, events); diff != "" {
+		t.Errorf("events before the corrupt one (-want +got):\n%s", diff)
+	}
+	e := asLLMError(t, err)
+	if e.Kind != llm.KindProvider || !errorsIs(err, llm.ErrIncompleteStream) {
+		t.Errorf("err = %v (kind %q), want provider error wrapping ErrIncompleteStream", err, e.Kind)
+	}
+}
+
+// bodyTransport answers every request with a 200 event stream of body.
+type bodyTransport struct{ body []byte }
+
+func (bt bodyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	return &http.Response{
+		StatusCode: http.StatusOK,
+		Header:     http.Header{"Content-Type": {"text/event-stream"}},
+		Body:       io.NopCloser(strings.NewReader(string(bt.body))),
+		Request:    r,
+	}, nil
+}
+
+// FuzzStream feeds arbitrary bytes to the stream decoder: it must never
+// panic, and it must keep the stream contract (one finish event, last,
+// or one *llm.Error and no finish).
+func FuzzStream(f *testing.F) {
+	f.Add([]byte(sse(
+		`message_start {"type":"message_start","message":{"id":"msg_1","model":"m","usage":{"input_tokens":5,"output_tokens":1}}}`,
+		`content_block_start {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"now","input":{}}}`,
+		`content_block_delta {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"a\":1}"}}`,
+		`content_block_stop {"type":"content_block_stop","index":0}`,
+		`message_delta {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}`,
+		`message_stop {"type":"message_stop"}`,
+	)))
+	f.Add([]byte(sse(`error {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)))
+	f.Add([]byte("data: {\"type\":\"content_block_start\",\"index\":99999999999,\"content_block\":{\"type\":\"tool_use\"}}\n\n"))
+	f.Add([]byte("data: {\"type\":\"content_block_stop\",\"index\":-1}\n\ndata: {\"type\":\"message_stop\"}{}\n\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c, err := anthropic.New(&anthropic.Options{BaseURL: "http://fuzz.invalid", HTTPClient: &http.Client{Transport: bodyTransport{body}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		events, err := drain(c.Stream(t.Context(), userRequest("hi")))
+		finishes := 0
+		for _, ev := range events {
+			if ev.Type == llm.EventFinish {
+				finishes++
+			}
+		}
+		if err != nil {
+			asLLMError(t, err)
+			if finishes != 0 {
+				t.Errorf("failed stream has %d finish events", finishes)
+			}
+			return
+		}
+		if finishes != 1 || events[len(events)-1].Type != llm.EventFinish {
+			t.Errorf("successful stream has %d finish events, last %q", finishes, events[len(events)-1].Type)
+		}
+	})
+}
