@@ -70,11 +70,7 @@ func (c *Client) decode(ctx context.Context, res *http.Response, yield func(llm.
 	r := sse.NewReader(res.Body, &sse.ReaderOptions{ReuseData: true})
 	var st streamState
 	var ev wireEvent
-	// One json.Decoder for the whole stream, fed event by event: unlike
-	// json.Unmarshal it keeps its decoder and scanner state between
-	// values, a few allocations fewer per event.
-	var in feed
-	dec := json.NewDecoder(&in)
+	dec := sse.NewJSONDecoder()
 	for {
 		sev, err := r.Next()
 		if err == io.EOF {
@@ -93,12 +89,7 @@ func (c *Client) decode(ctx context.Context, res *http.Response, yield func(llm.
 		// A fresh event each time: encoding/json leaves absent fields
 		// alone, so a reused value would carry the previous event's.
 		ev = wireEvent{}
-		in.b = data
-		err = dec.Decode(&ev)
-		if err == nil && dec.More() {
-			err = errors.New("more than one JSON value in one event")
-		}
-		if err != nil {
+		if err := dec.Decode(data, &ev); err != nil {
 			var typ *json.UnmarshalTypeError
 			if !errors.As(err, &typ) {
 				// Most often an event cut short: the stream broke off.
@@ -137,19 +128,6 @@ func streamError(res *http.Response, data []byte) error {
 		return fmt.Errorf("received error while streaming: %s", data)
 	}
 	return e
-}
-
-// feed is the reader behind the stream's json.Decoder: it holds one
-// event's data at a time.
-type feed struct{ b []byte }
-
-func (f *feed) Read(p []byte) (int, error) {
-	if len(f.b) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, f.b)
-	f.b = f.b[n:]
-	return n, nil
 }
 
 func snippet(b []byte) []byte {

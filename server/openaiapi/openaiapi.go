@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"iter"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -205,7 +206,7 @@ func (c *call) user() string {
 // Open WebUI's background tasks (titles, tags, follow-ups) go this way.
 func (c *call) direct(ctx context.Context, req llm.Request, buffered bool) func(yield func(agent.Event, error) bool) {
 	return func(yield func(agent.Event, error) bool) {
-		upstream := c.agent.Runtime.Model.Stream(ctx, req)
+		var upstream iter.Seq2[llm.Event, error]
 		if buffered {
 			resp, err := c.agent.Runtime.Model.Generate(ctx, req)
 			if err != nil {
@@ -213,6 +214,8 @@ func (c *call) direct(ctx context.Context, req llm.Request, buffered bool) func(
 				return
 			}
 			upstream = llm.Events(resp)
+		} else {
+			upstream = c.agent.Runtime.Model.Stream(ctx, req)
 		}
 		for ev, err := range upstream {
 			if err != nil {
