@@ -2,9 +2,11 @@
 // one interface per aggregate, and the errors every driver returns.
 //
 // A Store bundles the aggregates (workspaces, API keys, agents, providers,
-// credentials, usage). Two drivers implement it: store/sqlite for a single
-// machine and store/postgres for several; store/storetest is the conformance
-// suite both must pass. Open a driver, run its migrations, then use it:
+// credentials, usage, workflows with their versions, and workflow runs with
+// their checkpoints and events). Two drivers implement it: store/sqlite for
+// a single machine and store/postgres for several; store/storetest is the
+// conformance suite both must pass. Open a driver, run its migrations, then
+// use it:
 //
 //	st, err := sqlite.Open(ctx, "data/agentcraft.db", nil)
 //	if err != nil { ... }
@@ -54,6 +56,8 @@ type Store interface {
 	Providers() Providers
 	Credentials() Credentials
 	Usage() Usage
+	Workflows() Workflows
+	Runs() Runs
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

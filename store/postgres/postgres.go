@@ -125,6 +125,12 @@ func (s *Store) Credentials() store.Credentials { return credentials{s} }
 // Usage implements store.Store.
 func (s *Store) Usage() store.Usage { return usage{s} }
 
+// Workflows implements store.Store.
+func (s *Store) Workflows() store.Workflows { return workflows{s} }
+
+// Runs implements store.Store.
+func (s *Store) Runs() store.Runs { return runs{s} }
+
 // Ping implements store.Store.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {

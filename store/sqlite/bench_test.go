@@ -3,8 +3,11 @@ package sqlite
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/agentcraftlab/agentcraft/store"
@@ -106,4 +109,42 @@ func BenchmarkUsageRecord(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkRunCheckpoint measures the durable checkpoint every workflow node
+// writes (target: 150µs): one checkpoint and two events per call. Adhoc
+// runs the same statements unprepared, the peer that justifies caching
+// them.
+func BenchmarkRunCheckpoint(b *testing.B) {
+	ctx := context.Background()
+	st, w := benchStore(b)
+	output := json.RawMessage(`{"text": "a paragraph of model output, about the size a node returns", "tokens": 57}`)
+	for _, bm := range []struct {
+		name    string
+		prepare func(context.Context, string) (*sql.Stmt, error)
+	}{
+		{"Prepared", st.writeStmt},
+		{"Adhoc", nil},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			run, err := st.Runs().Create(ctx, store.Run{WorkspaceID: w.ID, Definition: json.RawMessage(`{}`)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rs := runs{st}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				cp := store.Checkpoint{RunID: run.ID, Key: "node#" + strconv.Itoa(i), NodeID: "node", Output: output}
+				events := []store.RunEvent{
+					{Seq: int64(2*i + 1), Type: "node_finished", Data: output},
+					{Seq: int64(2*i + 2), Type: "node_started", Data: json.RawMessage(`{"node": "next"}`)},
+				}
+				if err := rs.checkpoint(ctx, w.ID, cp, events, bm.prepare); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
 }

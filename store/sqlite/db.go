@@ -82,3 +82,33 @@ func queryList[T any](ctx context.Context, db *sql.DB, scan func(scanner) (T, er
 	}
 	return out, rows.Err()
 }
+
+// writeTx runs fn in a transaction on the writer connection and commits
+// when fn returns nil.
+func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// nullString stores "" as NULL.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// nullJSON stores an empty JSON value as NULL.
+func nullJSON(m []byte) any {
+	if len(m) == 0 {
+		return nil
+	}
+	return string(m)
+}

@@ -13,7 +13,9 @@
 // included), not-found and conflict errors, validation, workspace isolation
 // (a row of workspace A is invisible and untouchable from workspace B),
 // revoked keys, upsert semantics, usage arithmetic and concurrent usage
-// writes. Subtests run in parallel, each on its own store.
+// writes, workflow versions, run leases and transitions, insert-once
+// checkpoints (raced by concurrent executors) and idempotent run events.
+// Subtests run in parallel, each on its own store.
 package storetest
 
 import (
@@ -37,6 +39,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Providers", func(t *testing.T) { testProviders(t, open) })
 	t.Run("Credentials", func(t *testing.T) { testCredentials(t, open) })
 	t.Run("Usage", func(t *testing.T) { testUsage(t, open) })
+	t.Run("Workflows", func(t *testing.T) { testWorkflows(t, open) })
+	t.Run("Runs", func(t *testing.T) { testRuns(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {
@@ -115,4 +119,16 @@ func checkStamp(t *testing.T, what string, ts, before, after time.Time) {
 	if ts.Before(before.Truncate(time.Microsecond)) || ts.After(after) {
 		t.Errorf("%s = %v, want between %v and %v", what, ts, before, after)
 	}
+}
+
+// cmpIgnore ignores the named fields of whatever struct has them.
+func cmpIgnore(fields ...string) cmp.Option {
+	ignore := make(map[string]bool, len(fields))
+	for _, f := range fields {
+		ignore[f] = true
+	}
+	return cmp.FilterPath(func(p cmp.Path) bool {
+		sf, ok := p.Last().(cmp.StructField)
+		return ok && ignore[sf.Name()]
+	}, cmp.Ignore())
 }
