@@ -92,6 +92,8 @@ func TestPackageDirection(t *testing.T) {
 		{from: "search", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "internal/cli"}},
 		{from: "workflow", forbidden: []string{"server", "platform", "controlplane", "internal/cli"}},
 		{from: "platform", forbidden: []string{"workflow", "controlplane", "server", "internal/cli"}},
+		{from: "controlplane", forbidden: []string{"server", "internal/cli"}},
+		{from: "queue", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "internal/cli"}},
 		{from: "server", forbidden: []string{"internal/cli"}},
 	}
 	var problems []string

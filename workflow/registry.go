@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -29,6 +30,16 @@ type Kind struct {
 	IsMeta bool
 	// IsDataNode: the node supplies data (retrieval) to the nodes after it.
 	IsDataNode bool
+
+	// Compound, for loop, iteration and parallel, says the node owns a
+	// body of nodes that the engine runs for it (CompoundLoop,
+	// CompoundIteration, CompoundParallel); empty for every other kind.
+	Compound string
+
+	// Execute runs one execution of the node. Nil for meta kinds (start,
+	// end), compound kinds (run by the engine itself) and kinds that are
+	// Unavailable.
+	Execute func(ctx context.Context, x *Exec) (Result, error)
 
 	// Unavailable, when not empty, says why the kind cannot run yet (for
 	// example, its executor lands with a later issue). Validation rejects

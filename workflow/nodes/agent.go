@@ -4,12 +4,13 @@ import (
 	"github.com/agentcraftlab/agentcraft/workflow"
 )
 
-// agent runs the agent tool loop, either a named agent of the workspace or
+// agentKind runs the agent tool loop, either a named agent of the workspace or
 // one configured inline.
-func agent() workflow.Kind {
+func agentKind() workflow.Kind {
 	return workflow.Kind{
 		Type:         "agent",
 		Doc:          "Runs an agent: a named one, or a model with instructions and tools.",
+		Execute:      execAgent,
 		IsExecutable: true,
 		IsAgentLike:  true,
 		Config: []workflow.ConfigKey{

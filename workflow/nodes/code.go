@@ -29,6 +29,7 @@ func code() workflow.Kind {
 	return workflow.Kind{
 		Type:               "code",
 		Doc:                "Transforms data: nine deterministic modes, or JavaScript in a sandbox.",
+		Execute:            execCode,
 		IsExecutable:       true,
 		RequiresImperative: true,
 		Config: []workflow.ConfigKey{

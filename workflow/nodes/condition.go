@@ -8,6 +8,7 @@ func condition() workflow.Kind {
 	return workflow.Kind{
 		Type:               "condition",
 		Doc:                "Branches on an expression; edges leave by sourceHandle true or false.",
+		Execute:            execCondition,
 		IsExecutable:       true,
 		RequiresImperative: true,
 		Config: []workflow.ConfigKey{

@@ -2,13 +2,14 @@ package nodes
 
 import "github.com/agentcraftlab/agentcraft/workflow"
 
-// contract checks the upstream output against a JSON Schema and repairs
+// contractKind checks the upstream output against a JSON Schema and repairs
 // only what is safe; a failed contract stops every downstream node. Its
 // flags are explained on normalize.
-func contract() workflow.Kind {
+func contractKind() workflow.Kind {
 	return workflow.Kind{
 		Type:         "contract",
 		Doc:          "Gates the upstream output on a JSON Schema, repairing only what is safe.",
+		Execute:      execContract,
 		IsExecutable: true,
 		Config: []workflow.ConfigKey{
 			{Name: "source", Type: workflow.TypeTemplate, Doc: "the value to check; default: the output of the node before"},

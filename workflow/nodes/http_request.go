@@ -9,6 +9,7 @@ func httpRequest() workflow.Kind {
 	return workflow.Kind{
 		Type:               "http-request",
 		Doc:                "Calls an HTTP endpoint and maps the response.",
+		Execute:            execHTTP,
 		IsExecutable:       true,
 		RequiresImperative: true,
 		Config: []workflow.ConfigKey{

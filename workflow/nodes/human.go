@@ -7,6 +7,7 @@ func human() workflow.Kind {
 	return workflow.Kind{
 		Type:               "human",
 		Doc:                "Pauses the run until a person answers, optionally through a form.",
+		Execute:            execHuman,
 		IsExecutable:       true,
 		RequiresImperative: true,
 		Config: []workflow.ConfigKey{

@@ -12,6 +12,7 @@ func loop() workflow.Kind {
 		Doc:                "Repeats its body while a condition holds; edges leave by sourceHandle body or done.",
 		IsExecutable:       true,
 		RequiresImperative: true,
+		Compound:           workflow.CompoundLoop,
 		Config: []workflow.ConfigKey{
 			{Name: "condition", Type: workflow.TypeExpression, Required: true, Doc: "expr-lang expression; the body runs again while it is true"},
 			{Name: "max_iterations", Type: workflow.TypeInteger, Min: atLeast(1), Default: 10, Doc: "most times the body runs"},

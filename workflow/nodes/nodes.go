@@ -22,7 +22,7 @@ import (
 var builtins = []func() workflow.Kind{
 	start,
 	end,
-	agent,
+	agentKind,
 	condition,
 	loop,
 	router,
@@ -32,7 +32,7 @@ var builtins = []func() workflow.Kind{
 	parallel,
 	httpRequest,
 	normalize,
-	contract,
+	contractKind,
 	outputCheck,
 	rag,
 	a2aAgent,

@@ -15,6 +15,7 @@ func normalize() workflow.Kind {
 	return workflow.Kind{
 		Type:         "normalize",
 		Doc:          "Fills defaults for optional inputs; later nodes read the normalized values.",
+		Execute:      execNormalize,
 		IsExecutable: true,
 		Config: []workflow.ConfigKey{
 			{Name: "source", Type: workflow.TypeTemplate, Default: "{{input}}", Doc: "the value to normalize"},

@@ -8,6 +8,7 @@ func outputCheck() workflow.Kind {
 	return workflow.Kind{
 		Type:         "output_check",
 		Doc:          "Rejects missing, empty, mistyped or placeholder fields in the final output.",
+		Execute:      execOutputCheck,
 		IsExecutable: true,
 		Config: []workflow.ConfigKey{
 			{Name: "source", Type: workflow.TypeTemplate, Doc: "the value to check; default: the output of the node before"},

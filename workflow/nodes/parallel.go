@@ -9,6 +9,7 @@ func parallel() workflow.Kind {
 		Doc:                "Runs every outgoing branch at once and merges their outputs.",
 		IsExecutable:       true,
 		RequiresImperative: true,
+		Compound:           workflow.CompoundParallel,
 		Config: []workflow.ConfigKey{
 			{Name: "merge", Type: workflow.TypeString, Enum: []string{"concatenate", "by_branch", "first"}, Default: "concatenate", Doc: "how branch outputs merge: joined text, a JSON object by branch, or the first to finish"},
 			{Name: "separator", Type: workflow.TypeString, Default: "\n\n", Doc: "text between branch outputs (concatenate)"},

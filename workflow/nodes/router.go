@@ -13,6 +13,7 @@ func router() workflow.Kind {
 	return workflow.Kind{
 		Type:               "router",
 		Doc:                "Picks one of several routes by expression or LLM classification; edges leave by route name.",
+		Execute:            execRouter,
 		IsExecutable:       true,
 		RequiresImperative: true,
 		Config: []workflow.ConfigKey{

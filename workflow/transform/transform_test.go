@@ -6,16 +6,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/expr-lang/expr/parser"
 
 	"github.com/agentcraftlab/agentcraft/tool"
-
-	"github.com/agentcraftlab/agentcraft/workflow"
-	"github.com/agentcraftlab/agentcraft/workflow/nodes"
 )
 
 // sample is the data the mode tests read.
@@ -210,45 +206,6 @@ func TestRegexReplaceMatchesStdlib(t *testing.T) {
 		if got != want {
 			t.Errorf("pattern %q on %q: got %q, want %q", c.pattern, c.in, got, want)
 		}
-	}
-}
-
-// TestDeclaredConfig keeps Run in step with the code kind in
-// workflow/nodes: the same modes, every key Run reads declared there,
-// the same script timeout default.
-func TestDeclaredConfig(t *testing.T) {
-	reg := workflow.NewRegistry()
-	if err := nodes.RegisterBuiltins(reg); err != nil {
-		t.Fatal(err)
-	}
-	kind, ok := reg.Lookup("code")
-	if !ok {
-		t.Fatal("no code kind")
-	}
-	keys := map[string]workflow.ConfigKey{}
-	for _, k := range kind.Config {
-		keys[k.Name] = k
-	}
-	if diff := cmp.Diff(keys["mode"].Enum, ModeNames); diff != "" {
-		t.Errorf("modes (-declared +Run):\n%s", diff)
-	}
-	for _, k := range []string{"mode", "input", "template", "path", "pattern", "replacement", "separator", "operation", "expression", "script", "timeout"} {
-		if _, ok := keys[k]; !ok {
-			t.Errorf("Run reads config key %q, which the code kind does not declare", k)
-		}
-	}
-	if len(keys) != 11 {
-		t.Errorf("the code kind declares %d keys, Run reads 11: update Run", len(keys))
-	}
-	d, err := time.ParseDuration(keys["timeout"].Default.(string))
-	if err != nil || d != DefaultTimeout {
-		t.Errorf("declared timeout default %v, DefaultTimeout %v", keys["timeout"].Default, DefaultTimeout)
-	}
-	if keys["input"].Default != "{{input}}" || keys["replacement"].Default != "" {
-		t.Errorf("declared defaults changed: input %v, replacement %v", keys["input"].Default, keys["replacement"].Default)
-	}
-	if diff := cmp.Diff([]string{"trim", "upper", "lower", "title"}, keys["operation"].Enum); diff != "" {
-		t.Errorf("text operations (-Run +declared):\n%s", diff)
 	}
 }
 
