@@ -1,0 +1,128 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/workflow"
+)
+
+// ErrLostRun means another executor saved a node this one ran: the run
+// belongs to it now, and this executor must stop.
+var ErrLostRun = errors.New("controlplane: another executor owns the run")
+
+// recorder is a run's durable side: it numbers the run's events, hands
+// them to live subscribers, and writes them to the store together with
+// each checkpoint (one transaction per node), so a node's events and its
+// saved output appear together or not at all.
+type recorder struct {
+	runs        store.Runs
+	workspaceID string
+	runID       string
+	live        func(workflow.Event) // the broker; may be nil
+
+	mu      sync.Mutex
+	seq     int64
+	pending []store.RunEvent
+}
+
+// NewCheckpointer returns the checkpointer of one run over the store,
+// without events (benchmarks and tools use it; runs executed by the
+// Service also persist their events).
+func NewCheckpointer(runs store.Runs, workspaceID, runID string) workflow.Checkpointer {
+	return &recorder{runs: runs, workspaceID: workspaceID, runID: runID}
+}
+
+// newRecorder continues the run's event numbering after the events
+// already stored.
+func newRecorder(ctx context.Context, runs store.Runs, workspaceID, runID string, live func(workflow.Event)) (*recorder, error) {
+	r := &recorder{runs: runs, workspaceID: workspaceID, runID: runID, live: live}
+	for {
+		evs, err := runs.Events(ctx, workspaceID, runID, r.seq, 1000)
+		if err != nil {
+			return nil, fmt.Errorf("read events: %w", err)
+		}
+		if len(evs) == 0 {
+			return r, nil
+		}
+		r.seq = evs[len(evs)-1].Seq
+	}
+}
+
+// Emit numbers ev, publishes it and queues it for the next write.
+func (r *recorder) Emit(ev workflow.Event) {
+	r.mu.Lock()
+	r.seq++
+	ev.Seq = r.seq
+	data, err := json.Marshal(ev)
+	if err != nil {
+		data, _ = json.Marshal(map[string]any{"type": ev.Type, "error": "event not encodable: " + err.Error()})
+	}
+	r.pending = append(r.pending, store.RunEvent{RunID: r.runID, Seq: ev.Seq, Type: string(ev.Type), Data: data, CreatedAt: ev.Time})
+	r.mu.Unlock()
+	if r.live != nil {
+		r.live(ev)
+	}
+}
+
+func (r *recorder) take() []store.RunEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	evs := r.pending
+	r.pending = nil
+	return evs
+}
+
+// Flush writes the queued events.
+func (r *recorder) Flush(ctx context.Context) error {
+	evs := r.take()
+	if len(evs) == 0 {
+		return nil
+	}
+	return r.runs.AppendEvents(ctx, r.workspaceID, evs)
+}
+
+// Load implements workflow.Checkpointer.
+func (r *recorder) Load(ctx context.Context) (map[string]workflow.Saved, error) {
+	cps, err := r.runs.Checkpoints(ctx, r.workspaceID, r.runID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]workflow.Saved, len(cps))
+	for _, cp := range cps {
+		var v any
+		if len(cp.Output) > 0 {
+			if err := json.Unmarshal(cp.Output, &v); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: %w", cp.Key, err)
+			}
+		}
+		out[cp.Key] = workflow.Saved{Output: v, Handle: cp.Handle}
+	}
+	return out, nil
+}
+
+// Save implements workflow.Checkpointer: the node's output and the events
+// queued so far, in one transaction.
+func (r *recorder) Save(ctx context.Context, key, nodeID string, s workflow.Saved) error {
+	out, err := json.Marshal(s.Output)
+	if err != nil {
+		return fmt.Errorf("encode output: %w", err)
+	}
+	evs := r.take()
+	err = r.runs.Checkpoint(ctx, r.workspaceID, store.Checkpoint{RunID: r.runID, Key: key, NodeID: nodeID, Output: out, Handle: s.Handle, CreatedAt: time.Now()}, evs)
+	if errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("%w: node execution %q was already saved", ErrLostRun, key)
+	}
+	if err != nil {
+		// Keep the events for the next write.
+		r.mu.Lock()
+		r.pending = append(evs, r.pending...)
+		r.mu.Unlock()
+	}
+	return err
+}

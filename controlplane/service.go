@@ -1,0 +1,510 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/workflow"
+)
+
+// Options configure a Service.
+type Options struct {
+	// Owner identifies this executor in run leases. It should survive a
+	// restart (so a restarted process knows its own runs): default the
+	// AGENTCRAFT_WORKER_ID environment variable, else the host name.
+	Owner string
+	// LeaseTTL is how long a lease lasts without a heartbeat; another
+	// worker may take a run over after it. Default 30 s.
+	LeaseTTL time.Duration
+	// Enqueue hands a run to the job queue. Nil runs it in a goroutine of
+	// this process (tests, `agentcraft run`).
+	Enqueue func(ctx context.Context, workspaceID, runID string) error
+	// SingleProcess: this process is the only executor (SQLite), so on
+	// ResumeOwned it takes back every live run at once instead of waiting
+	// for leases to expire.
+	SingleProcess bool
+	Logger        *slog.Logger
+}
+
+// Service creates, executes, resumes, cancels and re-runs durable workflow
+// runs. A run is a row plus checkpoints: Execute claims the run's lease,
+// replays saved node outputs, saves each new one before the next node
+// starts, and records the outcome. It is safe for concurrent use.
+type Service struct {
+	st     store.Store
+	engine *workflow.Engine
+	opts   Options
+	broker *broker
+
+	plans sync.Map // sha256 of a definition → *workflow.Plan
+
+	mu     sync.Mutex
+	active map[string]context.CancelFunc // runs executing here
+	wg     sync.WaitGroup                // goroutine-executed runs
+}
+
+// New returns a Service.
+func New(st store.Store, engine *workflow.Engine, opts Options) *Service {
+	if opts.Owner == "" {
+		opts.Owner = os.Getenv("AGENTCRAFT_WORKER_ID")
+	}
+	if opts.Owner == "" {
+		opts.Owner, _ = os.Hostname()
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = 30 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{st: st, engine: engine, opts: opts, broker: newBroker(), active: map[string]context.CancelFunc{}}
+}
+
+// Engine returns the workflow engine.
+func (s *Service) Engine() *workflow.Engine { return s.engine }
+
+// Plan parses and prepares a definition, caching plans by content.
+func (s *Service) Plan(def json.RawMessage) (*workflow.Plan, error) {
+	sum := sha256.Sum256(def)
+	if p, ok := s.plans.Load(sum); ok {
+		return p.(*workflow.Plan), nil
+	}
+	d, err := workflow.Parse(def)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.engine.Prepare(d)
+	if err != nil {
+		return nil, err
+	}
+	s.plans.Store(sum, p)
+	return p, nil
+}
+
+// RunInput is what a run starts from: {{input}} and {{vars.<name>}}.
+type RunInput struct {
+	Input any            `json:"input"`
+	Vars  map[string]any `json:"vars,omitempty"`
+}
+
+// StartRequest starts a run of a definition.
+type StartRequest struct {
+	WorkspaceID     string
+	WorkflowID      string // empty for an unsaved definition
+	WorkflowVersion int
+	Definition      json.RawMessage
+	Input           RunInput
+}
+
+// Start validates the definition, records a queued run and enqueues it.
+// A definition that does not validate gives *workflow.InvalidError and
+// records nothing.
+func (s *Service) Start(ctx context.Context, req StartRequest) (store.Run, error) {
+	if _, err := s.Plan(req.Definition); err != nil {
+		return store.Run{}, err
+	}
+	in, err := json.Marshal(req.Input)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("encode input: %w", err)
+	}
+	run, err := s.st.Runs().Create(ctx, store.Run{WorkspaceID: req.WorkspaceID, WorkflowID: req.WorkflowID,
+		WorkflowVersion: req.WorkflowVersion, Definition: req.Definition, Status: store.RunQueued, Input: in})
+	if err != nil {
+		return store.Run{}, err
+	}
+	return run, s.enqueue(ctx, run.WorkspaceID, run.ID)
+}
+
+func (s *Service) enqueue(ctx context.Context, workspaceID, runID string) error {
+	if s.opts.Enqueue != nil {
+		return s.opts.Enqueue(ctx, workspaceID, runID)
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.Execute(context.WithoutCancel(ctx), workspaceID, runID); err != nil {
+			s.opts.Logger.Error("run failed to execute", "run", runID, "err", err)
+		}
+	}()
+	return nil
+}
+
+// Wait waits for runs executed in goroutines (Options.Enqueue nil).
+func (s *Service) Wait() { s.wg.Wait() }
+
+// Execute runs (or resumes) a run to its end or its next wait. It is the
+// job queue's handler and is idempotent: a run that is final, waiting or
+// leased to a live executor is left alone (nil error).
+func (s *Service) Execute(ctx context.Context, workspaceID, runID string) error {
+	return s.execute(ctx, workspaceID, runID, false)
+}
+
+func (s *Service) execute(ctx context.Context, workspaceID, runID string, force bool) error {
+	runs := s.st.Runs()
+	run, err := runs.Claim(ctx, workspaceID, runID, s.opts.Owner, s.opts.LeaseTTL, force)
+	if errors.Is(err, store.ErrConflict) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("claim run %s: %w", runID, err)
+	}
+	plan, err := s.Plan(run.Definition)
+	if err != nil {
+		return s.end(ctx, run, workflow.Outcome{Status: workflow.StatusFailed, Error: "definition: " + err.Error()}, nil)
+	}
+	var in RunInput
+	if err := json.Unmarshal(run.Input, &in); err != nil {
+		return s.end(ctx, run, workflow.Outcome{Status: workflow.StatusFailed, Error: "input: " + err.Error()}, nil)
+	}
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.mu.Lock()
+	s.active[runID] = func() { cancel(errCanceled) }
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.active, runID)
+		s.mu.Unlock()
+	}()
+
+	s.broker.open(runID)
+	defer s.broker.close(runID)
+	rec, err := newRecorder(ctx, runs, workspaceID, runID, func(ev workflow.Event) { s.broker.publish(runID, ev) })
+	if err != nil {
+		return err
+	}
+	hbDone := make(chan struct{})
+	go s.heartbeat(runCtx, run, cancel, hbDone)
+	out := s.engine.Run(runCtx, plan, workflow.Request{RunID: runID, WorkspaceID: workspaceID,
+		Input: in.Input, Vars: in.Vars, Checkpoints: rec, Emit: rec.Emit})
+	cancel(nil)
+	<-hbDone
+	if out.Status == workflow.StatusCanceled {
+		cause := context.Cause(runCtx)
+		switch {
+		case errors.Is(cause, errCanceled), errors.Is(cause, errLeaseLost):
+			// Canceled through the API (the row says so already) or taken
+			// over by another executor: nothing more to record here.
+			_ = rec.Flush(context.WithoutCancel(ctx))
+			return nil
+		case ctx.Err() != nil:
+			// This process is stopping: keep the run running with its
+			// checkpoints; a restart or another worker resumes it.
+			_ = rec.Flush(context.WithoutCancel(ctx))
+			return ctx.Err()
+		}
+	}
+	return s.end(context.WithoutCancel(ctx), run, out, rec)
+}
+
+var (
+	errCanceled  = errors.New("run canceled through the API")
+	errLeaseLost = errors.New("run lease lost to another executor")
+)
+
+// heartbeat renews the lease every third of its TTL; when the run was
+// canceled or another executor took it, it stops this execution.
+func (s *Service) heartbeat(ctx context.Context, run store.Run, cancel context.CancelCauseFunc, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(s.opts.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			got, err := s.st.Runs().Claim(ctx, run.WorkspaceID, run.ID, s.opts.Owner, s.opts.LeaseTTL, false)
+			if errors.Is(err, store.ErrConflict) {
+				if got.Status == store.RunCanceled {
+					cancel(errCanceled)
+				} else {
+					cancel(errLeaseLost)
+				}
+				return
+			}
+		}
+	}
+}
+
+// end records a run's outcome.
+func (s *Service) end(ctx context.Context, run store.Run, out workflow.Outcome, rec *recorder) error {
+	if rec != nil {
+		if err := rec.Flush(ctx); err != nil {
+			s.opts.Logger.Warn("run events not saved", "run", run.ID, "err", err)
+		}
+	}
+	runs := s.st.Runs()
+	live := []store.RunStatus{store.RunRunning, store.RunQueued}
+	var err error
+	switch out.Status {
+	case workflow.StatusWaiting:
+		key := out.WaitingKey
+		_, err = runs.Transition(ctx, run.WorkspaceID, run.ID, live, store.RunWaiting, store.RunUpdate{WaitingNode: &key})
+	default:
+		u := store.RunUpdate{}
+		if out.Status == workflow.StatusSucceeded {
+			b, merr := json.Marshal(out.Output)
+			if merr != nil {
+				msg := "encode output: " + merr.Error()
+				u.Error = &msg
+				out.Status = workflow.StatusFailed
+			} else {
+				u.Output = b
+			}
+		}
+		if out.Error != "" {
+			u.Error = &out.Error
+		}
+		_, err = runs.Transition(ctx, run.WorkspaceID, run.ID, live, store.RunStatus(out.Status), u)
+	}
+	if errors.Is(err, store.ErrConflict) {
+		return nil // canceled meanwhile: the cancel wins
+	}
+	return err
+}
+
+// ErrNotWaiting is returned by Resume for a run that does not wait.
+var ErrNotWaiting = errors.New("run is not waiting for input")
+
+// Resume answers the human node a waiting run is parked on and queues the
+// run again. It is idempotent: answering a run that already resumed (or
+// finished) changes nothing and returns the run with ErrNotWaiting.
+func (s *Service) Resume(ctx context.Context, workspaceID, runID string, answer any) (store.Run, error) {
+	runs := s.st.Runs()
+	run, err := runs.Get(ctx, workspaceID, runID)
+	if err != nil {
+		return store.Run{}, err
+	}
+	if run.Status != store.RunWaiting {
+		return run, ErrNotWaiting
+	}
+	key := run.WaitingNode
+	out, err := json.Marshal(answer)
+	if err != nil {
+		return run, fmt.Errorf("encode answer: %w", err)
+	}
+	err = runs.Checkpoint(ctx, workspaceID, store.Checkpoint{RunID: runID, Key: key, NodeID: nodeOfKey(key), Output: out, CreatedAt: time.Now()}, nil)
+	if err != nil && !errors.Is(err, store.ErrConflict) {
+		return run, err
+	}
+	empty := ""
+	run, err = runs.Transition(ctx, workspaceID, runID, []store.RunStatus{store.RunWaiting}, store.RunQueued, store.RunUpdate{WaitingNode: &empty})
+	if errors.Is(err, store.ErrConflict) {
+		return run, ErrNotWaiting
+	}
+	if err != nil {
+		return run, err
+	}
+	return run, s.enqueue(ctx, workspaceID, runID)
+}
+
+// nodeOfKey returns the node id of an execution key: "l#2/it[3]/draft" →
+// "draft".
+func nodeOfKey(key string) string {
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		key = key[i+1:]
+	}
+	return key
+}
+
+// Cancel cancels a live or waiting run; a final run is returned as it is.
+func (s *Service) Cancel(ctx context.Context, workspaceID, runID string) (store.Run, error) {
+	msg := "canceled through the API"
+	run, err := s.st.Runs().Transition(ctx, workspaceID, runID,
+		[]store.RunStatus{store.RunQueued, store.RunRunning, store.RunWaiting}, store.RunCanceled, store.RunUpdate{Error: &msg})
+	if errors.Is(err, store.ErrConflict) {
+		return run, nil
+	}
+	if err != nil {
+		return run, err
+	}
+	s.mu.Lock()
+	stop := s.active[runID]
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return run, nil
+}
+
+// Rerun starts a new run of the same definition and input that reuses the
+// saved outputs of every node not downstream of from, so their models are
+// not called again.
+func (s *Service) Rerun(ctx context.Context, workspaceID, runID, from string) (store.Run, error) {
+	runs := s.st.Runs()
+	old, err := runs.Get(ctx, workspaceID, runID)
+	if err != nil {
+		return store.Run{}, err
+	}
+	plan, err := s.Plan(old.Definition)
+	if err != nil {
+		return store.Run{}, err
+	}
+	redo := plan.Downstream(from)
+	if redo == nil {
+		return store.Run{}, fmt.Errorf("%w: the run's workflow has no node %q", store.ErrInvalid, from)
+	}
+	cps, err := runs.Checkpoints(ctx, workspaceID, runID)
+	if err != nil {
+		return store.Run{}, err
+	}
+	run, err := runs.Create(ctx, store.Run{WorkspaceID: workspaceID, WorkflowID: old.WorkflowID, WorkflowVersion: old.WorkflowVersion,
+		Definition: old.Definition, Status: store.RunQueued, Input: old.Input})
+	if err != nil {
+		return store.Run{}, err
+	}
+	for _, cp := range cps {
+		if redo[cp.NodeID] || keyTouches(cp.Key, redo) {
+			continue
+		}
+		cp.RunID = run.ID
+		if err := runs.Checkpoint(ctx, workspaceID, cp, nil); err != nil {
+			return run, fmt.Errorf("copy checkpoint %s: %w", cp.Key, err)
+		}
+	}
+	return run, s.enqueue(ctx, workspaceID, run.ID)
+}
+
+// keyTouches reports whether an execution key lies inside a compound that
+// is re-run ("l#2/draft" when l is).
+func keyTouches(key string, redo map[string]bool) bool {
+	for _, part := range strings.Split(key, "/") {
+		id := part
+		if i := strings.IndexAny(id, "#["); i >= 0 {
+			id = id[:i]
+		}
+		if redo[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// ResumeOwned executes, at once, the live runs this executor held when it
+// stopped (every live run when SingleProcess), instead of waiting for
+// their leases and the queue's rescuer. Runs execute in goroutines; it
+// returns after starting them.
+func (s *Service) ResumeOwned(ctx context.Context) (int, error) {
+	live, err := s.st.Runs().Live(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, run := range live {
+		mine := run.LeaseOwner == s.opts.Owner
+		if !s.opts.SingleProcess && !mine && run.LeaseOwner != "" {
+			continue
+		}
+		n++
+		s.wg.Add(1)
+		go func(run store.Run) {
+			defer s.wg.Done()
+			if err := s.execute(ctx, run.WorkspaceID, run.ID, s.opts.SingleProcess || mine); err != nil {
+				s.opts.Logger.Error("resumed run failed to execute", "run", run.ID, "err", err)
+			}
+		}(run)
+	}
+	return n, nil
+}
+
+// Events streams a run's events with Seq > after: the stored ones, then
+// (when the run executes in this process) the live tail, else by polling
+// the store until the run is final or waiting. It ends when the run does
+// or ctx ends.
+func (s *Service) Events(ctx context.Context, workspaceID, runID string, after int64, yield func(workflow.Event) bool) error {
+	runs := s.st.Runs()
+	for {
+		// Subscribe first, so nothing falls between the store and the feed.
+		backlog, ch, unsub, live := s.broker.subscribe(runID, after)
+		stored, err := runs.Events(ctx, workspaceID, runID, after, 0)
+		if err != nil {
+			if unsub != nil {
+				unsub()
+			}
+			return err
+		}
+		for _, se := range stored {
+			var ev workflow.Event
+			if err := json.Unmarshal(se.Data, &ev); err != nil {
+				continue
+			}
+			ev.Seq = se.Seq
+			after = ev.Seq
+			if !yield(ev) {
+				if unsub != nil {
+					unsub()
+				}
+				return nil
+			}
+			if ev.Type == workflow.EventRunFinished {
+				if unsub != nil {
+					unsub()
+				}
+				return nil
+			}
+		}
+		if live {
+			done, err := s.tail(ctx, backlog, ch, &after, yield)
+			unsub()
+			if done || err != nil {
+				return err
+			}
+			continue
+		}
+		run, err := runs.Get(ctx, workspaceID, runID)
+		if err != nil {
+			return err
+		}
+		if (run.Status.Final() || run.Status == store.RunWaiting) && len(stored) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// tail yields the backlog and live events after *after; done is true when
+// the stream should end (run finished or the consumer stopped).
+func (s *Service) tail(ctx context.Context, backlog []workflow.Event, ch chan workflow.Event, after *int64, yield func(workflow.Event) bool) (bool, error) {
+	send := func(ev workflow.Event) (bool, bool) {
+		if ev.Seq <= *after {
+			return false, true
+		}
+		*after = ev.Seq
+		if !yield(ev) {
+			return true, false
+		}
+		return ev.Type == workflow.EventRunFinished, true
+	}
+	for _, ev := range backlog {
+		if done, ok := send(ev); done || !ok {
+			return true, nil
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return true, nil
+		case ev, open := <-ch:
+			if !open {
+				return false, nil // feed closed: read the rest from the store
+			}
+			if done, ok := send(ev); done || !ok {
+				return true, nil
+			}
+		}
+	}
+}

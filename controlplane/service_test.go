@@ -1,0 +1,205 @@
+package controlplane_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/llm/llmtest"
+	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/store/sqlite"
+	"github.com/agentcraftlab/agentcraft/workflow"
+	"github.com/agentcraftlab/agentcraft/workflow/workflowtest"
+)
+
+func openStore(t *testing.T, path string) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func workspace(t *testing.T, st store.Store) string {
+	t.Helper()
+	ws, err := st.Workspaces().GetOrCreate(t.Context(), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws.ID
+}
+
+// waitStatus polls until the run reaches one of the statuses.
+func waitStatus(t *testing.T, st store.Store, ws, id string, want ...store.RunStatus) store.Run {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		run, err := st.Runs().Get(t.Context(), ws, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(want, run.Status) {
+			return run
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s is %s (error %q), want %v", id, run.Status, run.Error, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+const humanFlow = `{"name":"approve","nodes":[{"id":"start","type":"start"},
+{"id":"draft","type":"agent","config":{"model":"m","prompt":"Draft: {{input}}"}},
+{"id":"ok","type":"human","config":{"prompt":"Approve {{input}}?"}},
+{"id":"final","type":"code","config":{"mode":"template","template":"{{nodes.draft.output}} [{{input}}]"}},
+{"id":"end","type":"end"}],
+"edges":[{"id":"e1","source":"start","target":"draft"},{"id":"e2","source":"draft","target":"ok"},{"id":"e3","source":"ok","target":"final"},{"id":"e4","source":"final","target":"end"}]}`
+
+func TestHumanParkRestartResume(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	res := workflowtest.NewResolver(t, llmtest.Turn{Text: "A memo."})
+	eng := workflowtest.Engine(t, workflow.Services{Agents: res})
+
+	// First process: runs until the human node parks the run.
+	st1 := openStore(t, path)
+	ws := workspace(t, st1)
+	svc1 := controlplane.New(st1, eng, controlplane.Options{Owner: "p1", SingleProcess: true})
+	run, err := svc1.Start(t.Context(), controlplane.StartRequest{WorkspaceID: ws, Definition: json.RawMessage(humanFlow), Input: controlplane.RunInput{Input: "budget"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc1.Wait()
+	parked := waitStatus(t, st1, ws, run.ID, store.RunWaiting)
+	if parked.WaitingNode != "ok" || parked.LeaseOwner != "" {
+		t.Fatalf("parked run %+v", parked)
+	}
+	st1.Close()
+
+	// "Restart": a new store and service on the same file.
+	st2 := openStore(t, path)
+	svc2 := controlplane.New(st2, eng, controlplane.Options{Owner: "p2", SingleProcess: true})
+	if n, err := svc2.ResumeOwned(t.Context()); err != nil || n != 0 {
+		t.Fatalf("ResumeOwned = %d, %v; a waiting run is not live", n, err)
+	}
+	if _, err := svc2.Resume(t.Context(), ws, run.ID, "approved"); err != nil {
+		t.Fatal(err)
+	}
+	// A second resume is harmless.
+	if _, err := svc2.Resume(t.Context(), ws, run.ID, "rejected"); !errors.Is(err, controlplane.ErrNotWaiting) {
+		t.Fatalf("second Resume error = %v, want ErrNotWaiting", err)
+	}
+	svc2.Wait()
+	done := waitStatus(t, st2, ws, run.ID, store.RunSucceeded, store.RunFailed)
+	if done.Status != store.RunSucceeded || string(done.Output) != `"A memo. [approved]"` {
+		t.Fatalf("run %+v output %s", done, done.Output)
+	}
+	if got := len(res.LLM.Requests()); got != 1 {
+		t.Errorf("model called %d times; the draft must not run again", got)
+	}
+	// The event stream is complete and ordered.
+	var types []workflow.EventType
+	var last int64
+	err = svc2.Events(t.Context(), ws, run.ID, 0, func(ev workflow.Event) bool {
+		if ev.Seq != last+1 {
+			t.Errorf("event seq %d after %d", ev.Seq, last)
+		}
+		last = ev.Seq
+		types = append(types, ev.Type)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(types, workflow.EventWaiting) || types[len(types)-1] != workflow.EventRunFinished {
+		t.Errorf("events %v", types)
+	}
+	// Resuming from a Last-Event-ID gives only what follows.
+	var tail []int64
+	_ = svc2.Events(t.Context(), ws, run.ID, last-2, func(ev workflow.Event) bool { tail = append(tail, ev.Seq); return true })
+	if !slices.Equal(tail, []int64{last - 1, last}) {
+		t.Errorf("events after %d: %v", last-2, tail)
+	}
+}
+
+func TestCancelAndRerun(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "db"))
+	ws := workspace(t, st)
+	res := workflowtest.NewResolver(t, llmtest.Turn{Text: "A memo."})
+	eng := workflowtest.Engine(t, workflow.Services{Agents: res})
+	svc := controlplane.New(st, eng, controlplane.Options{Owner: "p"})
+	run, err := svc.Start(t.Context(), controlplane.StartRequest{WorkspaceID: ws, Definition: json.RawMessage(humanFlow), Input: controlplane.RunInput{Input: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Wait()
+	waitStatus(t, st, ws, run.ID, store.RunWaiting)
+
+	// Re-run from the human node: the draft is reused, not regenerated.
+	re, err := svc.Rerun(t.Context(), ws, run.ID, "ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Wait()
+	waitStatus(t, st, ws, re.ID, store.RunWaiting)
+	if got := len(res.LLM.Requests()); got != 1 {
+		t.Errorf("model called %d times; rerun from ok must reuse draft", got)
+	}
+	canceled, err := svc.Cancel(t.Context(), ws, run.ID)
+	if err != nil || canceled.Status != store.RunCanceled {
+		t.Fatalf("Cancel = %+v, %v", canceled, err)
+	}
+	if _, err := svc.Resume(t.Context(), ws, run.ID, "late"); !errors.Is(err, controlplane.ErrNotWaiting) {
+		t.Errorf("Resume of a canceled run = %v", err)
+	}
+	if _, err := svc.Rerun(t.Context(), ws, run.ID, "nope"); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Rerun from unknown node = %v", err)
+	}
+}
+
+func TestInvalidDefinitionRecordsNothing(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "db"))
+	ws := workspace(t, st)
+	svc := controlplane.New(st, workflowtest.Engine(t, workflow.Services{}), controlplane.Options{})
+	_, err := svc.Start(t.Context(), controlplane.StartRequest{WorkspaceID: ws, Definition: json.RawMessage(`{"name":"x","nodes":[{"id":"a","type":"nope"}]}`)})
+	var inv *workflow.InvalidError
+	if !errors.As(err, &inv) || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("Start = %v", err)
+	}
+	runs, _ := st.Runs().List(t.Context(), ws, store.RunFilter{})
+	if len(runs) != 0 {
+		t.Errorf("%d runs recorded for an invalid definition", len(runs))
+	}
+}
+
+func TestCancelRunningRun(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "db"))
+	ws := workspace(t, st)
+	res := workflowtest.NewResolver(t, llmtest.Turn{Text: strings.Repeat("slow ", 200), Pace: 10 * time.Millisecond})
+	svc := controlplane.New(st, workflowtest.Engine(t, workflow.Services{Agents: res}), controlplane.Options{})
+	run, err := svc.Start(t.Context(), controlplane.StartRequest{WorkspaceID: ws, Definition: json.RawMessage(humanFlow), Input: controlplane.RunInput{Input: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, st, ws, run.ID, store.RunRunning)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if _, err := svc.Cancel(ctx, ws, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	svc.Wait()
+	got := waitStatus(t, st, ws, run.ID, store.RunCanceled)
+	if got.FinishedAt == nil {
+		t.Errorf("canceled run has no finished_at")
+	}
+}
