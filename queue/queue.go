@@ -1,0 +1,432 @@
+// Package queue runs workflow runs as durable jobs on River
+// (github.com/riverqueue/river), on SQLite for the single-machine
+// `agentcraft serve` and on PostgreSQL when `agentcraft worker` processes
+// scale out.
+//
+// A job carries only the run's identity (RunArgs); the run's state lives in
+// the store as a row plus checkpoints. If a process dies mid-run, River's
+// rescuer makes the job available again and another worker resumes the run
+// from its last checkpoint, so a Handler must be safe to call again for the
+// same run.
+//
+//	q, err := queue.Open(ctx, queue.Config{DatabaseURL: "sqlite://./data/agentcraft.db"}, runWorkflow)
+//	if err != nil { ... }
+//	defer q.Close()
+//	if err := q.Start(ctx); err != nil { ... }
+//	err = q.EnqueueRun(ctx, queue.RunArgs{WorkspaceID: ws, RunID: id})
+//	...
+//	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+//	defer cancel()
+//	err = q.Stop(stopCtx) // waits for running jobs, then cancels them
+//
+// Open migrates River's own tables (river_job, river_leader, river_queue,
+// river_client, river_migration …) into the database; they sit beside the
+// app's tables, which goose tracks in goose_db_version, and share no names
+// with them. River uses its own connections: on SQLite one connection to
+// the same file (River's concurrent internals would otherwise fail each
+// other with SQLITE_BUSY), on PostgreSQL its own pgx pool.
+//
+// SQLite has no LISTEN/NOTIFY, so workers poll for new jobs every
+// PollInterval (20ms by default): that interval is the added latency between
+// EnqueueRun and the handler starting.
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// RunArgs is the job that executes one workflow run.
+type RunArgs struct {
+	WorkspaceID string `json:"workspace_id"`
+	RunID       string `json:"run_id"`
+}
+
+// Kind is the River job kind. It is stored in every job row: never change it.
+func (RunArgs) Kind() string { return "workflow_run" }
+
+// Handler executes a run. Returning an error makes River retry the run with
+// backoff, up to Config.MaxAttempts attempts in all. When ctx is cancelled
+// because the queue is stopping, return an error wrapping ctx.Err(): River
+// then makes the job available again without counting the attempt as a
+// failure.
+type Handler func(ctx context.Context, args RunArgs) error
+
+// Config configures Open. Zero fields take their defaults; Open does not
+// modify the caller's Config.
+type Config struct {
+	// DatabaseURL is sqlite://PATH or postgres://… (postgresql:// too), the
+	// syntax of the app's database.url. Required. On SQLite, PATH is the
+	// store's file, which River shares; an in-memory database
+	// (sqlite://:memory: or sqlite://file::memory:) is not supported,
+	// because River needs its own connection to it.
+	DatabaseURL string
+	// Schema is the PostgreSQL schema holding River's tables, created by
+	// the caller (tests use one per test). Default: the connection's
+	// search_path. Must be empty on SQLite.
+	Schema string
+	// Workers caps the runs this process executes at once. Default 10.
+	Workers int
+	// JobTimeout cancels a run's context after this long. Default 1h (a
+	// run is long); -1 means no timeout.
+	JobTimeout time.Duration
+	// RescueAfter is how long a job may stay running before River assumes
+	// its worker died and makes it available again (its handler may then
+	// run twice). It must exceed JobTimeout. Default River's: JobTimeout +
+	// 1h, or 1h when JobTimeout is -1.
+	RescueAfter time.Duration
+	// MaxAttempts is the number of attempts, the first included, before a
+	// failing run is discarded. Default 5.
+	MaxAttempts int
+	// RetryDelay returns how long to wait before retrying after attempt
+	// (1 for the first) failed. Default River's backoff: attempt⁴ seconds
+	// with 10% jitter (1s, 16s, 81s, …).
+	RetryDelay func(attempt int) time.Duration
+	// PollInterval is how often workers look for new jobs. Default 20ms on
+	// SQLite, which has no LISTEN/NOTIFY, and 1s on PostgreSQL, where new
+	// jobs are announced and polling is only the fallback.
+	PollInterval time.Duration
+	// InsertOnly makes a queue that only enqueues, for an API process whose
+	// runs execute in separate workers: Start does nothing and the
+	// Handler may be nil.
+	InsertOnly bool
+	// Logger receives River's own log, with River's messages and levels:
+	// client start and stop and failed attempts ("Job errored; retrying")
+	// at Info, internal faults at Error. Nil discards, so a Handler should
+	// log its own failures.
+	Logger *slog.Logger
+
+	// testOnly sets River's TestOnly, which skips the jittered start of
+	// its maintenance services.
+	testOnly bool
+}
+
+// Queue enqueues runs and, unless InsertOnly, executes them. It is safe for
+// concurrent use.
+type Queue struct {
+	client     riverClient
+	insertOnly bool
+	logger     *slog.Logger
+	closeDB    func()
+
+	mu      sync.Mutex // guards started
+	started bool
+
+	closeOnce sync.Once
+}
+
+// riverClient is the part of *river.Client[TTx] the Queue uses; it hides
+// the driver's transaction type (pgx.Tx or *sql.Tx).
+type riverClient interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	StopAndCancel(ctx context.Context) error
+	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+const (
+	defaultWorkers      = 10
+	defaultJobTimeout   = time.Hour
+	defaultMaxAttempts  = 5
+	defaultSQLitePoll   = 20 * time.Millisecond
+	defaultPostgresPoll = time.Second
+	// cancelGrace bounds how long Stop and Close wait for handlers to
+	// return after their contexts were cancelled.
+	cancelGrace = 10 * time.Second
+)
+
+// Open opens River's own database handle (SQLite) or pool (PostgreSQL),
+// migrates River's schema and builds the client. h executes runs; it may be
+// nil only when cfg.InsertOnly is set. Call Start to begin working jobs
+// and Close to release the database.
+func Open(ctx context.Context, cfg Config, h Handler) (*Queue, error) {
+	kind, path, err := parseURL(cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.validate(kind, h); err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	rc, err := cfg.riverConfig(kind, h, logger)
+	if err != nil {
+		return nil, err
+	}
+	mcfg := &rivermigrate.Config{Logger: logger, Schema: cfg.Schema}
+
+	q := &Queue{insertOnly: cfg.InsertOnly, logger: logger}
+	switch kind {
+	case backendSQLite:
+		db, err := openSQLite(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		driver := riversqlite.New(db)
+		if err := migrate(ctx, driver, mcfg); err != nil {
+			db.Close()
+			return nil, err
+		}
+		client, err := river.NewClient[*sql.Tx](driver, rc)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("queue: new client: %w", err)
+		}
+		q.client, q.closeDB = client, func() { db.Close() }
+	case backendPostgres:
+		pool, err := openPostgres(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return nil, err
+		}
+		driver := riverpgxv5.New(pool)
+		err = withMigrateLock(ctx, pool, func() error { return migrate(ctx, driver, mcfg) })
+		if err != nil {
+			pool.Close()
+			return nil, err
+		}
+		client, err := river.NewClient[pgx.Tx](driver, rc)
+		if err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("queue: new client: %w", err)
+		}
+		q.client, q.closeDB = client, pool.Close
+	}
+	return q, nil
+}
+
+// migrate brings River's tables up to date.
+func migrate[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], cfg *rivermigrate.Config) error {
+	m, err := rivermigrate.New(driver, cfg)
+	if err != nil {
+		return fmt.Errorf("queue: migrate: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("queue: migrate: %w", err)
+	}
+	return nil
+}
+
+func (c *Config) validate(kind backend, h Handler) error {
+	switch {
+	case h == nil && !c.InsertOnly:
+		return errors.New("queue: open: Handler is nil; pass one or set InsertOnly")
+	case c.Workers < 0:
+		return fmt.Errorf("queue: Workers is %d; set it to 0 (default 10) or more", c.Workers)
+	case c.JobTimeout < -1:
+		return fmt.Errorf("queue: JobTimeout is %v; set it to 0 (default 1h), -1 (none) or a positive duration", c.JobTimeout)
+	case c.RescueAfter < 0:
+		return fmt.Errorf("queue: RescueAfter is %v; set it to 0 (default) or a positive duration", c.RescueAfter)
+	case c.MaxAttempts < 0:
+		return fmt.Errorf("queue: MaxAttempts is %d; set it to 0 (default 5) or more", c.MaxAttempts)
+	case c.PollInterval < 0:
+		return fmt.Errorf("queue: PollInterval is %v; set it to 0 (default) or a positive duration", c.PollInterval)
+	case c.Schema != "" && kind == backendSQLite:
+		return errors.New("queue: Schema is set but DatabaseURL is sqlite://; leave Schema empty on SQLite")
+	}
+	return nil
+}
+
+// riverConfig translates c, with defaults filled, into River's Config.
+func (c *Config) riverConfig(kind backend, h Handler, logger *slog.Logger) (*river.Config, error) {
+	rc := &river.Config{
+		Logger:               logger,
+		JobTimeout:           c.JobTimeout,
+		RescueStuckJobsAfter: c.RescueAfter,
+		MaxAttempts:          c.MaxAttempts,
+		Schema:               c.Schema,
+		TestOnly:             c.testOnly,
+	}
+	if rc.JobTimeout == 0 {
+		rc.JobTimeout = defaultJobTimeout
+	}
+	if rc.MaxAttempts == 0 {
+		rc.MaxAttempts = defaultMaxAttempts
+	}
+	if rc.RescueStuckJobsAfter != 0 && rc.JobTimeout > 0 && rc.RescueStuckJobsAfter <= rc.JobTimeout {
+		return nil, fmt.Errorf("queue: RescueAfter %v must exceed JobTimeout %v, or a live run is handed to a second worker", rc.RescueStuckJobsAfter, rc.JobTimeout)
+	}
+	if c.RetryDelay != nil {
+		rc.RetryPolicy = retryPolicy(c.RetryDelay)
+	}
+	poll := c.PollInterval
+	var cooldown time.Duration
+	switch kind {
+	case backendSQLite:
+		if poll == 0 {
+			poll = defaultSQLitePoll
+		}
+		// The cooldown spaces fetches after a burst; at half the poll
+		// interval a freed worker slot is refilled within one poll.
+		cooldown = poll / 2
+	case backendPostgres:
+		if poll == 0 {
+			poll = defaultPostgresPoll
+		}
+		// River sends an insert notification at most once per
+		// FetchCooldown per queue; a job inserted within the cooldown of
+		// the previous one waits for the next poll. At River's default
+		// (100ms) runs enqueued one after another started after ~1s at p90
+		// (TestEnqueueToStartLatency); at the minimum (1ms) p90 is ~30ms.
+		// Fetches stay cheap: a producer with no free worker slot skips
+		// them.
+		cooldown = river.FetchCooldownMin
+	}
+	rc.FetchPollInterval = poll
+	rc.FetchCooldown = max(cooldown, river.FetchCooldownMin)
+	if c.InsertOnly {
+		// FetchCooldown matters here too: it paces this client's insert
+		// notifications to the workers.
+		return rc, nil
+	}
+
+	workers := c.Workers
+	if workers == 0 {
+		workers = defaultWorkers
+	}
+	rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}}
+	rc.Workers = river.NewWorkers()
+	if err := river.AddWorkerSafely(rc.Workers, river.WorkFunc(func(ctx context.Context, job *river.Job[RunArgs]) error {
+		return h(ctx, job.Args)
+	})); err != nil {
+		return nil, fmt.Errorf("queue: register worker: %w", err)
+	}
+	return rc, nil
+}
+
+// retryPolicy is a River ClientRetryPolicy that waits delay(attempt).
+type retryPolicy func(attempt int) time.Duration
+
+func (p retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
+	// River rejects a time before its own "now" (taken before this call)
+	// and falls back to its default backoff; never go below zero.
+	return time.Now().Add(max(p(job.Attempt), 0))
+}
+
+// Start begins working jobs in the background. ctx bounds only the
+// start-up (its values reach handlers); cancelling it later does not stop
+// the queue: call Stop. Start on an InsertOnly queue does nothing.
+func (q *Queue) Start(ctx context.Context) error {
+	if q.insertOnly {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("queue: start: %w", err)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	// River hard-stops (cancels running jobs) when its start context ends;
+	// detaching it leaves the graceful path to Stop.
+	if err := q.client.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("queue: start: %w", err)
+	}
+	q.started = true
+	return nil
+}
+
+// uniqueStates are the job states in which a second EnqueueRun of the same
+// run is skipped: every state before the job finishes. After it completes,
+// fails for good or is cancelled, the run may be enqueued again (resuming
+// a parked run does that).
+var uniqueStates = []rivertype.JobState{
+	rivertype.JobStateAvailable,
+	rivertype.JobStatePending,
+	rivertype.JobStateRetryable,
+	rivertype.JobStateRunning,
+	rivertype.JobStateScheduled,
+}
+
+// EnqueueRun makes the run available to a worker. Enqueuing a run that
+// already has an unfinished job (waiting, running or waiting to retry) does
+// nothing, so a caller that is unsure whether it enqueued may do it again.
+//
+// "Running" lasts until River records the job's completion, shortly after
+// the handler returns (~100ms on PostgreSQL, whose completer batches): a
+// run enqueued again in that window, such as a parked run resumed at once,
+// is skipped too. Callers that resume runs must not rely on this call
+// alone to wake a run whose handler may still be returning.
+func (q *Queue) EnqueueRun(ctx context.Context, args RunArgs) error {
+	if args.RunID == "" {
+		return errors.New("queue: enqueue run: RunID is empty; set the id of the run to execute")
+	}
+	if args.WorkspaceID == "" {
+		return fmt.Errorf("queue: enqueue run %s: WorkspaceID is empty; set the run's workspace", args.RunID)
+	}
+	res, err := q.client.Insert(ctx, args, &river.InsertOpts{
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueStates},
+	})
+	if err != nil {
+		return fmt.Errorf("queue: enqueue run %s: %w", args.RunID, err)
+	}
+	if res.UniqueSkippedAsDuplicate {
+		q.logger.DebugContext(ctx, "run_already_queued", "run_id", args.RunID, "workspace_id", args.WorkspaceID)
+	}
+	return nil
+}
+
+// Stop stops fetching jobs and waits for running ones to return. When ctx
+// ends first, it cancels their contexts, waits up to 10s more for them to
+// return, and reports ctx's error; cancelled runs are made available again
+// for the next worker. Stop is idempotent and does nothing on a queue that
+// was not started.
+func (q *Queue) Stop(ctx context.Context) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.started {
+		return nil
+	}
+	err := q.client.Stop(ctx)
+	if err == nil {
+		q.started = false
+		return nil
+	}
+	if ctx.Err() == nil {
+		return fmt.Errorf("queue: stop: %w", err)
+	}
+	hardCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelGrace)
+	defer cancel()
+	if herr := q.client.StopAndCancel(hardCtx); herr != nil {
+		return fmt.Errorf("queue: stop: running jobs ignored cancellation: %w", herr)
+	}
+	q.started = false
+	return fmt.Errorf("queue: stop: cancelled running jobs: %w", err)
+}
+
+// Close cancels any jobs still running (call Stop first for a graceful
+// end) and closes River's database handle. It is idempotent.
+func (q *Queue) Close() error {
+	var err error
+	q.closeOnce.Do(func() {
+		q.mu.Lock()
+		started := q.started
+		q.mu.Unlock()
+		if started {
+			ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+			defer cancel()
+			if serr := q.client.StopAndCancel(ctx); serr != nil {
+				err = fmt.Errorf("queue: close: %w", serr)
+			}
+			q.mu.Lock()
+			q.started = false
+			q.mu.Unlock()
+		}
+		q.closeDB()
+	})
+	return err
+}
+
+var _ river.ClientRetryPolicy = retryPolicy(nil)
