@@ -25,9 +25,10 @@ type Options struct {
 	// LeaseTTL is how long a lease lasts without a heartbeat; another
 	// worker may take a run over after it. Default 30 s.
 	LeaseTTL time.Duration
-	// Enqueue hands a run to the job queue. Nil runs it in a goroutine of
-	// this process (tests, `agentcraft run`).
-	Enqueue func(ctx context.Context, workspaceID, runID string) error
+	// Enqueue hands a run to the job queue; wake is set when a parked run
+	// is resumed (the queue must not drop it as a duplicate of the job that
+	// parked it). Nil runs it in a goroutine of this process (tests).
+	Enqueue func(ctx context.Context, workspaceID, runID string, wake bool) error
 	// SingleProcess: this process is the only executor (SQLite), so on
 	// ResumeOwned it takes back every live run at once instead of waiting
 	// for leases to expire.
@@ -121,12 +122,12 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (store.Run, error
 	if err != nil {
 		return store.Run{}, err
 	}
-	return run, s.enqueue(ctx, run.WorkspaceID, run.ID)
+	return run, s.enqueue(ctx, run.WorkspaceID, run.ID, false)
 }
 
-func (s *Service) enqueue(ctx context.Context, workspaceID, runID string) error {
+func (s *Service) enqueue(ctx context.Context, workspaceID, runID string, wake bool) error {
 	if s.opts.Enqueue != nil {
-		return s.opts.Enqueue(ctx, workspaceID, runID)
+		return s.opts.Enqueue(ctx, workspaceID, runID, wake)
 	}
 	s.wg.Add(1)
 	go func() {
@@ -305,7 +306,7 @@ func (s *Service) Resume(ctx context.Context, workspaceID, runID string, answer 
 	if err != nil {
 		return run, err
 	}
-	return run, s.enqueue(ctx, workspaceID, runID)
+	return run, s.enqueue(ctx, workspaceID, runID, true)
 }
 
 // nodeOfKey returns the node id of an execution key: "l#2/it[3]/draft" →
@@ -372,7 +373,7 @@ func (s *Service) Rerun(ctx context.Context, workspaceID, runID, from string) (s
 			return run, fmt.Errorf("copy checkpoint %s: %w", cp.Key, err)
 		}
 	}
-	return run, s.enqueue(ctx, workspaceID, run.ID)
+	return run, s.enqueue(ctx, workspaceID, run.ID, false)
 }
 
 // keyTouches reports whether an execution key lies inside a compound that

@@ -248,3 +248,27 @@ func (p *Platform) DeleteAgent(ctx context.Context, workspaceID, id string) erro
 	p.evict(workspaceID, old.Name)
 	return nil
 }
+
+// InlineAgent builds an agent that is not stored, such as a workflow
+// node's inline configuration. row.Model is "provider/model"; a bare model
+// name uses the workspace's first provider. Tools must exist.
+func (p *Platform) InlineAgent(ctx context.Context, workspaceID string, row store.Agent) (*Agent, error) {
+	row.WorkspaceID = workspaceID
+	if row.Name == "" {
+		row.Name = "inline"
+	}
+	if !strings.Contains(row.Model, "/") {
+		infos, err := p.Providers(ctx, workspaceID)
+		if err != nil {
+			return nil, err
+		}
+		if len(infos) == 0 {
+			return nil, fmt.Errorf("%w: model %q names no provider and none is configured", ErrInvalidAgent, row.Model)
+		}
+		row.Model = infos[0].Name + "/" + row.Model
+	}
+	if err := p.checkAgent(ctx, row); err != nil {
+		return nil, err
+	}
+	return p.build(ctx, row)
+}

@@ -53,6 +53,12 @@ import (
 type RunArgs struct {
 	WorkspaceID string `json:"workspace_id"`
 	RunID       string `json:"run_id"`
+	// Wake, when set, tells this enqueue apart from earlier ones of the
+	// same run (uniqueness is by arguments): a run resumed right after it
+	// parked would otherwise be dropped as a duplicate of the job that
+	// parked it, which River still counts as running for ~100 ms. Set it
+	// to a fresh value (such as the resume's time) when waking a run.
+	Wake string `json:"wake,omitempty"`
 }
 
 // Kind is the River job kind. It is stored in every job row: never change it.

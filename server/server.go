@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/controlplane"
+
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/server/openaiapi"
@@ -38,6 +40,8 @@ type Options struct {
 	Version string
 	// Logger receives operational logs. Default: discard.
 	Logger *slog.Logger
+	// Runs executes workflows; nil leaves the workflow API answering 503.
+	Runs *controlplane.Service
 }
 
 // Server is the HTTP handler of the whole API.

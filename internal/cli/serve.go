@@ -72,7 +72,16 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 		logger.Warn("authentication_disabled", "reason", "server.auth is none", "workspace", cfg.Server.Workspace,
 			"risk", "anyone who reaches "+cfg.Server.Addr+" can use every agent; use only on a trusted private network")
 	}
-	srv, err := server.New(p, &server.Options{Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger})
+	wf, err := startWorkflows(ctx, cfg, st, p, logger)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
+		defer cancel()
+		wf.stop(sctx)
+	}()
+	srv, err := server.New(p, &server.Options{Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger, Runs: wf.runs})
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,30 @@ type Config struct {
 	// OPENAI_API_KEY, ANTHROPIC_API_KEY and an Ollama server on
 	// 127.0.0.1:11434. Default true.
 	DetectProviders *bool `yaml:"detect_providers"`
+	// Egress is the policy of outbound HTTP made on behalf of workflow
+	// authors (http-request nodes, webhook hooks).
+	Egress Egress `yaml:"egress"`
+	// Workflows tunes the workflow engine.
+	Workflows Workflows `yaml:"workflows"`
+}
+
+// Egress configures outbound HTTP from workflows.
+type Egress struct {
+	// Allow lists hosts, IPs or CIDRs (optionally with :port) that may be
+	// reached although they are loopback or private, such as
+	// "127.0.0.1:9000" or "10.0.0.0/8". Default none.
+	Allow []string `yaml:"allow"`
+}
+
+// Workflows configures the workflow engine and its job queue.
+type Workflows struct {
+	// MaxSteps bounds node executions of a run whose settings set none.
+	// Default 1000.
+	MaxSteps int `yaml:"max_steps"`
+	// Timeout bounds a run whose settings set none. Default 30m.
+	Timeout time.Duration `yaml:"timeout"`
+	// Workers is how many runs this process executes at once. Default 10.
+	Workers int `yaml:"workers"`
 }
 
 // Server configures the HTTP listener.

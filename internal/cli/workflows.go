@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/internal/egress"
+	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/queue"
+	"github.com/agentcraftlab/agentcraft/server"
+	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/workflow"
+	"github.com/agentcraftlab/agentcraft/workflow/nodes"
+)
+
+// newEngine builds the workflow engine of a configuration: the built-in
+// node kinds, the platform's agents, and an egress-guarded HTTP client.
+func newEngine(cfg config.Config, p *platform.Platform, logger *slog.Logger) (*workflow.Engine, error) {
+	reg := workflow.NewRegistry()
+	if err := nodes.RegisterBuiltins(reg); err != nil {
+		return nil, err
+	}
+	guard, err := (&egress.Policy{Allow: cfg.Egress.Allow}).Compile()
+	if err != nil {
+		return nil, fmt.Errorf("egress.allow: %w", err)
+	}
+	svc := workflow.Services{HTTP: guard.Client(), Logger: logger}
+	if p != nil {
+		svc.Agents = server.NewAgentResolver(p)
+	}
+	return workflow.NewEngine(reg, svc, &workflow.EngineDefaults{MaxSteps: cfg.Workflows.MaxSteps, Timeout: cfg.Workflows.Timeout}), nil
+}
+
+// workflowRuntime is the durable workflow side of a server: the run
+// service and the job queue that executes its runs.
+type workflowRuntime struct {
+	runs *controlplane.Service
+	q    *queue.Queue
+}
+
+// startWorkflows opens the queue on the configured database, starts its
+// workers and resumes at once the runs this process owned when it last
+// stopped (every live run on SQLite, where it is the only executor).
+func startWorkflows(ctx context.Context, cfg config.Config, st store.Store, p *platform.Platform, logger *slog.Logger) (*workflowRuntime, error) {
+	eng, err := newEngine(cfg, p, logger)
+	if err != nil {
+		return nil, err
+	}
+	w := &workflowRuntime{}
+	single := strings.HasPrefix(cfg.Database.URL, "sqlite://")
+	w.runs = controlplane.New(st, eng, controlplane.Options{
+		SingleProcess: single,
+		Logger:        logger,
+		Enqueue: func(ctx context.Context, workspaceID, runID string, wake bool) error {
+			args := queue.RunArgs{WorkspaceID: workspaceID, RunID: runID}
+			if wake {
+				args.Wake = time.Now().UTC().Format(time.RFC3339Nano)
+			}
+			return w.q.EnqueueRun(ctx, args)
+		},
+	})
+	w.q, err = queue.Open(ctx, queue.Config{DatabaseURL: cfg.Database.URL, Workers: cfg.Workflows.Workers, Logger: logger},
+		func(ctx context.Context, args queue.RunArgs) error {
+			return w.runs.Execute(ctx, args.WorkspaceID, args.RunID)
+		})
+	if err != nil {
+		return nil, fmt.Errorf("open job queue: %w", err)
+	}
+	if err := w.q.Start(ctx); err != nil {
+		w.q.Close()
+		return nil, fmt.Errorf("start job queue: %w", err)
+	}
+	n, err := w.runs.ResumeOwned(ctx)
+	if err != nil {
+		logger.Error("resume_runs_failed", "err", err)
+	} else if n > 0 {
+		logger.Info("runs_resumed", "count", n)
+	}
+	return w, nil
+}
+
+// stop stops taking jobs and waits (until ctx ends) for running ones.
+func (w *workflowRuntime) stop(ctx context.Context) {
+	_ = w.q.Stop(ctx)
+	w.runs.Wait()
+	_ = w.q.Close()
+}
