@@ -34,6 +34,9 @@ type OutputResult struct {
 	// Problems is never null in JSON. Order: required fields as listed in
 	// the rules, then types by field, then placeholders by field.
 	Problems []Problem `json:"problems"`
+	// Value is the checked object (decoded from text when the output was
+	// text), so a passing check can hand on structured data.
+	Value map[string]any `json:"-"`
 }
 
 // placeholderWords are strings models leave where content should be.
@@ -76,6 +79,7 @@ func OutputCheck(value any, rules OutputRules) OutputResult {
 		add("$", "output is %s, want a JSON object", jsonType(v))
 		return res
 	}
+	res.Value = obj
 
 	for _, f := range rules.Required {
 		fv, present := obj[f]

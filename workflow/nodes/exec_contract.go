@@ -80,7 +80,7 @@ func schemaOf(n *workflow.Node) (*contract.Schema, error) {
 }
 
 // execOutputCheck refuses missing, empty, mistyped and placeholder fields;
-// its output is the value it checked.
+// its output is the object it checked (decoded when it came as text).
 func execOutputCheck(_ context.Context, x *workflow.Exec) (workflow.Result, error) {
 	v, err := x.ConfigTemplate("source", "{{input}}")
 	if err != nil {
@@ -112,7 +112,7 @@ func execOutputCheck(_ context.Context, x *workflow.Exec) (workflow.Result, erro
 		}
 		return workflow.Result{}, &workflow.ContractError{Message: strings.Join(msgs, "; "), Report: res}
 	}
-	return workflow.Result{Output: v}, nil
+	return workflow.Result{Output: res.Value}, nil
 }
 
 func asList(v any) []any {
