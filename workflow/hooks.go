@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,7 +70,13 @@ func parseHooks(raw json.RawMessage) (*hooks, []Problem) {
 		return nil, []Problem{{Path: "hooks", Message: "hooks must be an object: " + err.Error(), Hint: "write hooks: {block_pattern: ..., on_input: [...], ...}"}}
 	}
 	var probs []Problem
-	for key, v := range obj {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		v := obj[key]
 		if key == "block_pattern" {
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {

@@ -65,6 +65,8 @@ func Validate(def *Definition, reg *Registry) []Problem {
 	v.cycles()
 	v.references()
 	v.settings()
+	_, hookProbs := parseHooks(def.Hooks)
+	v.probs = append(v.probs, hookProbs...)
 	return v.probs
 }
 

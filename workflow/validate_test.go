@@ -52,6 +52,23 @@ func TestValidateMalformed(t *testing.T) {
 		want []string
 	}{
 		{
+			name: "broken hooks",
+			src: `
+name: t
+hooks:
+  block_pattern: "(unclosed"
+  on_input: [{type: code, mode: nope}]
+  post_agent: [{type: webhook, url: "ftp://x", retries: 9}, {type: email}]
+  on_finish: []
+nodes:
+  - {id: start, type: start}
+  - {id: end, type: end}
+edges:
+  - {id: e1, source: start, target: end}
+`,
+			want: []string{"hooks.block_pattern", "hooks.on_finish", "hooks.on_input[0].mode", "hooks.post_agent[0].url", "hooks.post_agent[0].retries", "hooks.post_agent[1].type"},
+		},
+		{
 			name: "unknown node type",
 			src: `
 name: t
