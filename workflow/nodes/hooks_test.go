@@ -87,4 +87,3 @@ func TestHooks(t *testing.T) {
 		}
 	})
 }
-
