@@ -29,6 +29,9 @@ type Options struct {
 	// is resumed (the queue must not drop it as a duplicate of the job that
 	// parked it). Nil runs it in a goroutine of this process (tests).
 	Enqueue func(ctx context.Context, workspaceID, runID string, wake bool) error
+	// EnqueueAt queues a check of a waiting run at a human node's
+	// deadline. Nil uses a timer in this process.
+	EnqueueAt func(ctx context.Context, workspaceID, runID string, at time.Time) error
 	// SingleProcess: this process is the only executor (SQLite), so on
 	// ResumeOwned it takes back every live run at once instead of waiting
 	// for leases to expire.
@@ -153,6 +156,9 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 	runs := s.st.Runs()
 	run, err := runs.Claim(ctx, workspaceID, runID, s.opts.Owner, s.opts.LeaseTTL, force)
 	if errors.Is(err, store.ErrConflict) {
+		if run.Status == store.RunWaiting {
+			return s.expireWait(ctx, run)
+		}
 		return nil
 	}
 	if err != nil {
@@ -251,6 +257,9 @@ func (s *Service) end(ctx context.Context, run store.Run, out workflow.Outcome, 
 	case workflow.StatusWaiting:
 		key := out.WaitingKey
 		_, err = runs.Transition(ctx, run.WorkspaceID, run.ID, live, store.RunWaiting, store.RunUpdate{WaitingNode: &key})
+		if err == nil && out.Wait != nil && out.Wait.Deadline != nil {
+			err = s.checkAt(ctx, run.WorkspaceID, run.ID, *out.Wait.Deadline)
+		}
 	default:
 		u := store.RunUpdate{}
 		if out.Status == workflow.StatusSucceeded {
@@ -274,8 +283,71 @@ func (s *Service) end(ctx context.Context, run store.Run, out workflow.Outcome, 
 	return err
 }
 
+// checkAt arranges for Execute to look at a waiting run at its deadline.
+func (s *Service) checkAt(ctx context.Context, workspaceID, runID string, at time.Time) error {
+	if s.opts.EnqueueAt != nil {
+		return s.opts.EnqueueAt(ctx, workspaceID, runID, at)
+	}
+	s.wg.Add(1)
+	time.AfterFunc(time.Until(at), func() {
+		defer s.wg.Done()
+		if err := s.Execute(context.WithoutCancel(ctx), workspaceID, runID); err != nil {
+			s.opts.Logger.Error("deadline check failed", "run", runID, "err", err)
+		}
+	})
+	return nil
+}
+
+// expireWait fails a waiting run whose human node's deadline has passed;
+// before the deadline (an early or repeated wake) it does nothing. The
+// deadline is the one in the run's latest waiting_for_input event for the
+// node it waits on.
+func (s *Service) expireWait(ctx context.Context, run store.Run) error {
+	deadline, err := s.waitDeadline(ctx, run)
+	if err != nil || deadline == nil || time.Now().Before(*deadline) {
+		return err
+	}
+	msg := fmt.Sprintf("no answer at human node %q before its deadline %s", run.WaitingNode, deadline.Format(time.RFC3339))
+	_, err = s.st.Runs().Transition(ctx, run.WorkspaceID, run.ID, []store.RunStatus{store.RunWaiting}, store.RunFailed, store.RunUpdate{Error: &msg})
+	if errors.Is(err, store.ErrConflict) {
+		return nil // answered or canceled meanwhile
+	}
+	return err
+}
+
+func (s *Service) waitDeadline(ctx context.Context, run store.Run) (*time.Time, error) {
+	var deadline *time.Time
+	var after int64
+	for {
+		evs, err := s.st.Runs().Events(ctx, run.WorkspaceID, run.ID, after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		if len(evs) == 0 {
+			return deadline, nil
+		}
+		for _, se := range evs {
+			after = se.Seq
+			if se.Type != string(workflow.EventWaiting) {
+				continue
+			}
+			var ev struct {
+				Key  string        `json:"key"`
+				Data workflow.Wait `json:"data"`
+			}
+			if json.Unmarshal(se.Data, &ev) == nil && ev.Key == run.WaitingNode {
+				deadline = ev.Data.Deadline
+			}
+		}
+	}
+}
+
 // ErrNotWaiting is returned by Resume for a run that does not wait.
 var ErrNotWaiting = errors.New("run is not waiting for input")
+
+// ErrDeadlinePassed is returned by Resume when the human node's timeout
+// has passed; the run is failed.
+var ErrDeadlinePassed = errors.New("the human node's deadline has passed; the run failed")
 
 // Resume answers the human node a waiting run is parked on and queues the
 // run again. It is idempotent: answering a run that already resumed (or
@@ -288,6 +360,13 @@ func (s *Service) Resume(ctx context.Context, workspaceID, runID string, answer 
 	}
 	if run.Status != store.RunWaiting {
 		return run, ErrNotWaiting
+	}
+	if d, err := s.waitDeadline(ctx, run); err == nil && d != nil && time.Now().After(*d) {
+		if err := s.expireWait(ctx, run); err != nil {
+			return run, err
+		}
+		run, _ = runs.Get(ctx, workspaceID, runID)
+		return run, ErrDeadlinePassed
 	}
 	key := run.WaitingNode
 	out, err := json.Marshal(answer)

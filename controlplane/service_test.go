@@ -203,3 +203,36 @@ func TestCancelRunningRun(t *testing.T) {
 		t.Errorf("canceled run has no finished_at")
 	}
 }
+
+func TestHumanDeadline(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "db"))
+	ws := workspace(t, st)
+	svc := controlplane.New(st, workflowtest.Engine(t, workflow.Services{}), controlplane.Options{})
+	def := `{"name":"d","nodes":[{"id":"start","type":"start"},{"id":"ask","type":"human","config":{"prompt":"ok?","timeout":"300ms"}},{"id":"end","type":"end"}],
+	"edges":[{"id":"e1","source":"start","target":"ask"},{"id":"e2","source":"ask","target":"end"}]}`
+	start := func() string {
+		run, err := svc.Start(t.Context(), controlplane.StartRequest{WorkspaceID: ws, Definition: json.RawMessage(def), Input: controlplane.RunInput{Input: "x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, st, ws, run.ID, store.RunWaiting)
+		return run.ID
+	}
+	// Unanswered: the run fails at its deadline by itself.
+	id := start()
+	failed := waitStatus(t, st, ws, id, store.RunFailed)
+	if !strings.Contains(failed.Error, "deadline") {
+		t.Errorf("error %q", failed.Error)
+	}
+	// Answered in time: it succeeds, and the deadline check leaves it alone.
+	id = start()
+	if _, err := svc.Resume(t.Context(), ws, id, "yes"); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, st, ws, id, store.RunSucceeded)
+	time.Sleep(400 * time.Millisecond)
+	svc.Wait()
+	if got := waitStatus(t, st, ws, id, store.RunSucceeded, store.RunFailed); got.Status != store.RunSucceeded {
+		t.Errorf("answered run became %s", got.Status)
+	}
+}

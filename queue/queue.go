@@ -363,9 +363,14 @@ var uniqueStates = []rivertype.JobState{
 // "Running" lasts until River records the job's completion, shortly after
 // the handler returns (~100ms on PostgreSQL, whose completer batches): a
 // run enqueued again in that window, such as a parked run resumed at once,
-// is skipped too. Callers that resume runs must not rely on this call
-// alone to wake a run whose handler may still be returning.
+// is skipped too, unless args.Wake tells it apart (see RunArgs.Wake).
 func (q *Queue) EnqueueRun(ctx context.Context, args RunArgs) error {
+	return q.EnqueueRunAt(ctx, args, time.Time{})
+}
+
+// EnqueueRunAt is EnqueueRun for a job that becomes available at at (zero:
+// now), such as the check of a human node's deadline.
+func (q *Queue) EnqueueRunAt(ctx context.Context, args RunArgs, at time.Time) error {
 	if args.RunID == "" {
 		return errors.New("queue: enqueue run: RunID is empty; set the id of the run to execute")
 	}
@@ -373,7 +378,8 @@ func (q *Queue) EnqueueRun(ctx context.Context, args RunArgs) error {
 		return fmt.Errorf("queue: enqueue run %s: WorkspaceID is empty; set the run's workspace", args.RunID)
 	}
 	res, err := q.client.Insert(ctx, args, &river.InsertOpts{
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueStates},
+		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: uniqueStates},
+		ScheduledAt: at,
 	})
 	if err != nil {
 		return fmt.Errorf("queue: enqueue run %s: %w", args.RunID, err)

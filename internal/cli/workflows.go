@@ -63,6 +63,9 @@ func startWorkflows(ctx context.Context, cfg config.Config, st store.Store, p *p
 			}
 			return w.q.EnqueueRun(ctx, args)
 		},
+		EnqueueAt: func(ctx context.Context, workspaceID, runID string, at time.Time) error {
+			return w.q.EnqueueRunAt(ctx, queue.RunArgs{WorkspaceID: workspaceID, RunID: runID, Wake: "deadline " + at.UTC().Format(time.RFC3339Nano)}, at)
+		},
 	})
 	w.q, err = queue.Open(ctx, queue.Config{DatabaseURL: cfg.Database.URL, Workers: cfg.Workflows.Workers, Logger: logger},
 		func(ctx context.Context, args queue.RunArgs) error {
