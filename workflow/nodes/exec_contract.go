@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -23,9 +24,11 @@ func execNormalize(_ context.Context, x *workflow.Exec) (workflow.Result, error)
 	}
 	defaults, _ := x.Node.Config["defaults"].(map[string]any)
 	res := contract.Normalize(v, defaults)
-	return workflow.Result{Output: map[string]any{
-		"original": res.Original, "normalized": res.Normalized, "defaults_applied": res.DefaultsApplied,
-	}}, nil
+	out, err := jsonNative(map[string]any{"original": res.Original, "normalized": res.Normalized, "defaults_applied": res.DefaultsApplied})
+	if err != nil {
+		return workflow.Result{}, err
+	}
+	return workflow.Result{Output: out}, nil
 }
 
 // execContract validates the upstream output against the schema,
@@ -49,7 +52,26 @@ func execContract(_ context.Context, x *workflow.Exec) (workflow.Result, error) 
 	if res.Contract.Status == contract.StatusFailed {
 		return workflow.Result{}, &workflow.ContractError{Message: contractFailure(res.Contract), Report: res}
 	}
-	return workflow.Result{Output: map[string]any{"raw": res.Raw, "normalized": res.Normalized, "contract": res.Contract}}, nil
+	out, err := jsonNative(map[string]any{"raw": res.Raw, "normalized": res.Normalized, "contract": res.Contract})
+	if err != nil {
+		return workflow.Result{}, err
+	}
+	return workflow.Result{Output: out}, nil
+}
+
+// jsonNative returns v as JSON decodes it (maps, []any, float64 …), so
+// templates and expressions can walk it and a replayed checkpoint equals
+// the live value.
+func jsonNative(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode output: %w", err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("decode output: %w", err)
+	}
+	return out, nil
 }
 
 func contractFailure(r contract.Report) string {

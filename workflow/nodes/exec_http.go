@@ -107,7 +107,7 @@ func execHTTP(ctx context.Context, x *workflow.Exec) (workflow.Result, error) {
 	for k := range hdr {
 		h[strings.ToLower(k)] = hdr.Get(k)
 	}
-	return workflow.Result{Output: map[string]any{"status": status, "headers": h, "body": parsed}}, nil
+	return workflow.Result{Output: map[string]any{"status": float64(status), "headers": h, "body": parsed}}, nil
 }
 
 func doHTTP(ctx context.Context, x *workflow.Exec, method, url string, headers map[string]string, body []byte, timeout time.Duration) (int, http.Header, []byte, error) {

@@ -204,6 +204,44 @@ func TestNodeKinds(t *testing.T) {
 			status: workflow.StatusSucceeded, output: "fast",
 		},
 		{
+			name: "normalize_fills_defaults",
+			src: `{"name":"w","nodes":[{"id":"start","type":"start"},{"id":"n","type":"normalize","config":{"defaults":{"tone":"plain","length":300}}},
+			{"id":"c","type":"code","config":{"mode":"template","template":"{{input.normalized.topic}}/{{input.normalized.tone}}/{{input.defaults_applied}}"}},{"id":"end","type":"end"}],
+			"edges":[{"id":"e1","source":"start","target":"n"},{"id":"e2","source":"n","target":"c"},{"id":"e3","source":"c","target":"end"}]}`,
+			input:  map[string]any{"topic": "tea", "tone": ""},
+			status: workflow.StatusSucceeded, output: `tea/plain/["length","tone"]`,
+		},
+		{
+			name: "contract_repairs_wrapped_fields",
+			src: `{"name":"w","nodes":[{"id":"start","type":"start"},{"id":"g","type":"contract","config":{"schema":{"type":"object","required":["title","count"],"properties":{"title":{"type":"string"},"count":{"type":"integer"}}}}},
+			{"id":"c","type":"code","config":{"mode":"template","template":"{{input.contract.status}} {{input.normalized.title}} {{input.normalized.count}}"}},{"id":"end","type":"end"}],
+			"edges":[{"id":"e1","source":"start","target":"g"},{"id":"e2","source":"g","target":"c"},{"id":"e3","source":"c","target":"end"}]}`,
+			input:  "Sure! ```json\n{\"data\": {\"title\": \"Tea\", \"count\": \"3\"}}\n```",
+			status: workflow.StatusSucceeded, output: "normalized Tea 3",
+		},
+		{
+			name: "contract_missing_required_stops_run",
+			src: `{"name":"w","nodes":[{"id":"start","type":"start"},{"id":"g","type":"contract","config":{"schema":{"type":"object","required":["title"]}}},
+			{"id":"after","type":"code","config":{"mode":"template","template":"ran"}},{"id":"end","type":"end"}],
+			"edges":[{"id":"e1","source":"start","target":"g"},{"id":"e2","source":"g","target":"after"},{"id":"e3","source":"after","target":"end"}]}`,
+			input:  `{"handoff": "next"}`,
+			status: workflow.StatusFailedContract,
+		},
+		{
+			name: "output_check_passes_object_on",
+			src: `{"name":"w","nodes":[{"id":"start","type":"start"},{"id":"o","type":"output_check","config":{"required":["tags"],"types":{"tags":"array"}}},{"id":"end","type":"end"}],
+			"edges":[{"id":"e1","source":"start","target":"o"},{"id":"e2","source":"o","target":"end"}]}`,
+			input:  `{"tags": ["a"]}`,
+			status: workflow.StatusSucceeded, output: map[string]any{"tags": []any{"a"}},
+		},
+		{
+			name: "output_check_rejects_placeholder",
+			src: `{"name":"w","nodes":[{"id":"start","type":"start"},{"id":"o","type":"output_check","config":{"required":["tags"]}},{"id":"end","type":"end"}],
+			"edges":[{"id":"e1","source":"start","target":"o"},{"id":"e2","source":"o","target":"end"}]}`,
+			input:  `{"tags": ["tags"]}`,
+			status: workflow.StatusFailedContract,
+		},
+		{
 			name: "data_flow_nodes_and_vars",
 			src: `{"name":"w","nodes":[{"id":"start","type":"start"},{"id":"a","type":"code","config":{"mode":"template","template":"first"}},
 			{"id":"b","type":"code","config":{"mode":"template","template":"{{nodes.a.output}}+{{input}}+{{vars.suffix}}"}},{"id":"end","type":"end"}],
@@ -225,7 +263,7 @@ func TestNodeKinds(t *testing.T) {
 			if out.Status != c.status {
 				t.Fatalf("status %s (error %q), want %s", out.Status, out.Error, c.status)
 			}
-			if c.status == workflow.StatusFailed && out.Error == "" {
+			if c.status != workflow.StatusSucceeded && out.Error == "" {
 				t.Error("failed without an error message")
 			}
 			if c.status == workflow.StatusSucceeded {
