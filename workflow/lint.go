@@ -55,7 +55,8 @@ var implicitInput = map[string]string{
 // but defeat the contract nodes the workflow itself declares.
 //
 //   - A node reads the start node's output (the raw run input) although a
-//     normalize node exists: it bypasses the defaults the normalize node fills.
+//     normalize node normalizes that input: it bypasses the defaults the
+//     normalize node fills.
 //   - A node reads an agent's raw text although a contract node checks that
 //     agent's output: it bypasses the schema check and repairs.
 //   - A code node hides missing data behind a fixed fallback: a literal after
@@ -100,16 +101,6 @@ func (l *linter) add(path, msg, hint string) {
 func (l *linter) owned(i int) bool {
 	j, ok := l.g.index[l.def.Nodes[i].ID]
 	return ok && j == i
-}
-
-// first returns the index of the first owned node of type typ, or -1.
-func (l *linter) first(typ string) int {
-	for i, n := range l.def.Nodes {
-		if n.Type == typ && l.owned(i) {
-			return i
-		}
-	}
-	return -1
 }
 
 // readsInput returns the config path through which node i reads its
@@ -162,30 +153,55 @@ func (l *linter) templates(i int, fn func(path string, ids []string)) {
 }
 
 // readsStart warns when node i reads the raw run input although a normalize
-// node exists: every reader but the normalize nodes should see its output.
+// node normalizes it: every reader but the normalize nodes should see its
+// output. A normalize node that normalizes something else (an agent's
+// answer) does not count.
 func (l *linter) readsStart(i int) {
-	norm := l.first(typeNormalize)
 	n := l.def.Nodes[i]
-	if norm < 0 || n.Type == typeNormalize || n.Type == typeStart {
+	if n.Type == typeNormalize || n.Type == typeStart {
 		return
 	}
-	normID := l.def.Nodes[norm].ID
-	hint := fmt.Sprintf("read the normalize node's output instead, as {{nodes.%s.output.normalized}} (or a field below it)", normID)
-	reported := false
-	l.templates(i, func(path string, ids []string) {
+	norm := -1
+	for j, m := range l.def.Nodes {
+		if m.Type == typeNormalize && l.owned(j) {
+			if _, ok := l.startPath(j); ok {
+				norm = j
+				break
+			}
+		}
+	}
+	if norm < 0 {
+		return
+	}
+	if path, ok := l.startPath(i); ok {
+		normID := l.def.Nodes[norm].ID
+		hint := fmt.Sprintf("read the normalize node's output instead, as {{nodes.%s.output.normalized}} (or a field below it)", normID)
+		if !reach(l.g.pred, i)[norm] {
+			hint += fmt.Sprintf(", and connect node %q after %q", n.ID, normID)
+		}
+		l.add(path, fmt.Sprintf("node %q reads the raw run input from start, bypassing the defaults of normalize node %q", n.ID, normID), hint)
+	}
+}
+
+// startPath returns the config path through which node i reads the start
+// node's output, and whether it does: a {{nodes.<start>.output}} reference,
+// or {{input}} when start is its only predecessor.
+func (l *linter) startPath(i int) (string, bool) {
+	path := ""
+	l.templates(i, func(p string, ids []string) {
 		for _, id := range ids {
-			if j, ok := l.g.index[id]; ok && l.def.Nodes[j].Type == typeStart && !reported {
-				l.add(path, fmt.Sprintf("node %q reads the start node %q directly, bypassing the defaults of normalize node %q", n.ID, id, normID), hint)
-				reported = true
+			if j, ok := l.g.index[id]; ok && l.def.Nodes[j].Type == typeStart && path == "" {
+				path = p
 			}
 		}
 	})
-	if reported || !l.onlyAfterStart(i) {
-		return
+	if path != "" {
+		return path, true
 	}
-	if path, ok := l.readsInput(i); ok {
-		l.add(path, fmt.Sprintf("node %q reads {{input}}, the raw run input from start, bypassing the defaults of normalize node %q", n.ID, normID), hint)
+	if !l.onlyAfterStart(i) {
+		return "", false
 	}
+	return l.readsInput(i)
 }
 
 // onlyAfterStart reports whether every predecessor of node i is a start node.
@@ -250,7 +266,7 @@ func (l *linter) readsRawAgent(i int) {
 				continue
 			}
 			warned[a] = true
-			l.rawAgent(path, n.ID, a, c)
+			l.rawAgent(path, i, a, c)
 		}
 	}
 	var feedsContract []bool // computed on the first reference
@@ -271,16 +287,18 @@ func (l *linter) readsRawAgent(i int) {
 				continue // node i prepares what the contract checks
 			}
 			warned[a] = true
-			l.rawAgent(path, n.ID, a, c)
+			l.rawAgent(path, i, a, c)
 		}
 	})
 }
 
-func (l *linter) rawAgent(path, reader string, a, c int) {
-	agentID, contractID := l.def.Nodes[a].ID, l.def.Nodes[c].ID
-	l.add(path,
-		fmt.Sprintf("node %q reads the raw text of agent %q, which contract node %q checks", reader, agentID, contractID),
-		fmt.Sprintf("read the contract node's output instead, as {{nodes.%s.output.normalized}}, and connect the node after %q", contractID, contractID))
+func (l *linter) rawAgent(path string, i, a, c int) {
+	reader, agentID, contractID := l.def.Nodes[i].ID, l.def.Nodes[a].ID, l.def.Nodes[c].ID
+	hint := fmt.Sprintf("read the contract node's output instead, as {{nodes.%s.output.normalized}}", contractID)
+	if !reach(l.g.pred, i)[c] {
+		hint += fmt.Sprintf(", and connect node %q after %q", reader, contractID)
+	}
+	l.add(path, fmt.Sprintf("node %q reads the raw text of agent %q, which contract node %q checks", reader, agentID, contractID), hint)
 }
 
 // fixedFallback warns about code nodes that produce a fixed value when data

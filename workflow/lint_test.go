@@ -36,7 +36,7 @@ edges:
   - {id: e4, source: a, target: end}
 `,
 			want: []string{"nodes[2].config.prompt"},
-			msg:  `node "a" reads {{input}}, the raw run input`,
+			msg:  `node "a" reads the raw run input from start, bypassing the defaults of normalize node "norm"`,
 			hint: "{{nodes.norm.output.normalized}}",
 		},
 		{
@@ -72,7 +72,7 @@ edges:
   - {id: e3, source: a, target: end}
 `,
 			want: []string{"nodes[2].config.prompt"},
-			msg:  `reads the start node "begin" directly`,
+			msg:  `node "a" reads the raw run input from start`,
 			hint: "{{nodes.norm.output.normalized}}",
 		},
 		{
@@ -91,6 +91,38 @@ edges:
   - {id: e3, source: a, target: b}
   - {id: e4, source: b, target: end}
 `,
+		},
+		{
+			name: "a normalize node of an agent's answer does not count",
+			src: `
+name: t
+nodes:
+  - {id: start, type: start}
+  - {id: plan, type: agent, config: {agent: planner, prompt: "Plan: {{input}}"}}
+  - {id: norm, type: normalize, config: {defaults: {tone: neutral}}}
+  - {id: end, type: end, config: {output: "{{nodes.norm.output.normalized}} for {{nodes.start.output}}"}}
+edges:
+  - {id: e1, source: start, target: plan}
+  - {id: e2, source: plan, target: norm}
+  - {id: e3, source: norm, target: end}
+`,
+		},
+		{
+			name: "normalize reading start by reference counts",
+			src: `
+name: t
+nodes:
+  - {id: start, type: start}
+  - {id: a, type: agent, config: {agent: writer}}
+  - {id: norm, type: normalize, config: {source: "{{nodes.start.output}}", defaults: {tone: neutral}}}
+  - {id: end, type: end}
+edges:
+  - {id: e1, source: start, target: a}
+  - {id: e2, source: a, target: norm}
+  - {id: e3, source: norm, target: end}
+`,
+			want: []string{"nodes[1].config.prompt"},
+			hint: `{{nodes.norm.output.normalized}} (or a field below it), and connect node "a" after "norm"`,
 		},
 		{
 			name: "reading start is fine without a normalize node",
@@ -127,7 +159,7 @@ settings: {strategy: handoff}
 `,
 			want: []string{"nodes[3].config.prompt"},
 			msg:  `node "review" reads the raw text of agent "draft", which contract node "check" checks`,
-			hint: "{{nodes.check.output.normalized}}",
+			hint: `{{nodes.check.output.normalized}}, and connect node "review" after "check"`,
 		},
 		{
 			name: "template reads an agent whose output a contract checks",
@@ -147,6 +179,7 @@ edges:
 `,
 			want: []string{"nodes[3].config.prompt"},
 			msg:  `reads the raw text of agent "draft"`,
+			hint: "as {{nodes.check.output.normalized}}",
 		},
 		{
 			name: "reading the contract's output is clean",
