@@ -74,8 +74,10 @@ func (b *broker) close(runID string) {
 		return
 	}
 	for ch := range f.subs {
+		delete(f.subs, ch) // so a late unsubscribe does not close it again
 		close(ch)
 	}
+	f.closed = true
 	delete(b.runs, runID)
 }
 

@@ -236,3 +236,27 @@ func TestHumanDeadline(t *testing.T) {
 		t.Errorf("answered run became %s", got.Status)
 	}
 }
+
+// TestEventsUnsubscribeAfterRunEnds: a follower that stops after the run's
+// feed closed must not close its channel twice.
+func TestEventsUnsubscribeAfterRunEnds(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "db"))
+	ws := workspace(t, st)
+	svc := controlplane.New(st, workflowtest.Engine(t, workflow.Services{}), controlplane.Options{})
+	def := `{"name":"q","nodes":[{"id":"start","type":"start"},{"id":"c","type":"code","config":{"mode":"javascript","script":"var t=Date.now(); while(Date.now()-t<30){}; 'x'"}},{"id":"end","type":"end"}],
+	"edges":[{"id":"e1","source":"start","target":"c"},{"id":"e2","source":"c","target":"end"}]}`
+	for range 20 {
+		run, err := svc.Start(t.Context(), controlplane.StartRequest{WorkspaceID: ws, Definition: json.RawMessage(def), Input: controlplane.RunInput{Input: "x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last workflow.EventType
+		if err := svc.Events(t.Context(), ws, run.ID, 0, func(ev workflow.Event) bool { last = ev.Type; return true }); err != nil {
+			t.Fatal(err)
+		}
+		if last != workflow.EventRunFinished {
+			t.Fatalf("stream ended with %s", last)
+		}
+	}
+	svc.Wait()
+}
