@@ -75,8 +75,9 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.HandleFunc("GET /ready", s.ready)
 	api := http.NewServeMux()
-	openaiapi.New(p, &openaiapi.Options{MaxBodyBytes: s.opts.MaxBodyBytes, Logger: s.logger}).Register(api)
+	openaiapi.New(p, &openaiapi.Options{MaxBodyBytes: s.opts.MaxBodyBytes, Logger: s.logger, Runs: s.opts.Runs}).Register(api)
 	s.registerManagement(api)
+	s.registerWorkflows(api)
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path))
 	})

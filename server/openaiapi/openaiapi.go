@@ -8,6 +8,21 @@
 // client sends are honoured as client-side tools and returned as tool_calls.
 // Errors use OpenAI's error JSON and are always sent before the first SSE
 // byte when they happen before the answer starts.
+//
+// With Options.Runs set, the workspace's workflows are models too, named
+// "workflow/<name>" (owned_by "agentcraft-workflow"); agents keep their
+// bare names, so an agent called "workflow" does not collide. A completion
+// on a workflow starts a durable run (newest version pinned) whose {{input}}
+// is the last user message's text and whose {{vars.<key>}} are the
+// request's metadata strings; the X-AgentCraft-Run-Id header names the run.
+// The answer is the run's final output (strings as they are, other values
+// as compact JSON), streamed as content after the run finishes; with
+// metadata "progress": "true" a stream also carries node progress and the
+// agents' text as reasoning_content. A run parked on a human node answers
+// 200 with a message naming the run and the node's prompt. A run that fails
+// a contract or whose input is blocked answers 422, a failed run 502 and a
+// canceled run 409, with the run's error as the message and its status as
+// the error type. The run is durable: it goes on when the client leaves.
 package openaiapi
 
 import (
@@ -25,6 +40,7 @@ import (
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/agent"
+	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
@@ -42,6 +58,9 @@ type Options struct {
 	MaxBodyBytes int64
 	// Logger receives request failures. Default: discard.
 	Logger *slog.Logger
+	// Runs executes workflows, which are then listed and run as models
+	// named WorkflowModelPrefix+name. Default nil: agents only.
+	Runs *controlplane.Service
 }
 
 // Handler serves /v1/models and /v1/chat/completions.
@@ -49,6 +68,7 @@ type Handler struct {
 	p       *platform.Platform
 	maxBody int64
 	logger  *slog.Logger
+	runs    *controlplane.Service // nil: no workflow models
 }
 
 // New returns a Handler resolving agents through p.
@@ -61,6 +81,7 @@ func New(p *platform.Platform, opts *Options) *Handler {
 		if opts.Logger != nil {
 			h.logger = opts.Logger
 		}
+		h.runs = opts.Runs
 	}
 	return h
 }
@@ -83,12 +104,29 @@ func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
 	for _, a := range agents {
 		list.Data = append(list.Data, modelInfo{ID: a.Name, Object: "model", Created: a.CreatedAt.Unix(), OwnedBy: "agentcraft"})
 	}
+	if h.runs != nil {
+		wfs, err := h.workflowModels(r.Context(), pr.WorkspaceID, agents)
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		list.Data = append(list.Data, wfs...)
+	}
 	writeJSON(w, http.StatusOK, list)
 }
 
 func (h *Handler) model(w http.ResponseWriter, r *http.Request) {
 	pr, _ := platform.PrincipalFrom(r.Context())
 	a, err := h.p.Agent(r.Context(), pr.WorkspaceID, r.PathValue("id"))
+	if name, ok := h.workflowName(r.PathValue("id"), err); ok {
+		wf, err := h.getWorkflow(r.Context(), pr.WorkspaceID, name)
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, modelInfo{ID: WorkflowModelPrefix + wf.Name, Object: "model", Created: wf.CreatedAt.Unix(), OwnedBy: workflowOwner})
+		return
+	}
 	if err != nil {
 		h.fail(w, err)
 		return
@@ -158,6 +196,10 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.agent, err = h.p.Agent(ctx, c.pr.WorkspaceID, req.Model)
+	if name, ok := h.workflowName(req.Model, err); ok {
+		c.runWorkflow(ctx, w, body, msgs, name)
+		return
+	}
 	if err != nil {
 		c.failEarly(w, err)
 		return

@@ -1,0 +1,571 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/internal/sse"
+	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/workflow"
+)
+
+// registerWorkflows adds the workflow and run API. Every route answers 503
+// when the server has no run service (Options.Runs).
+func (s *Server) registerWorkflows(mux *http.ServeMux) {
+	routes := []struct {
+		pattern string
+		h       http.HandlerFunc
+	}{
+		{"GET /api/workflows", s.listWorkflows},
+		{"POST /api/workflows", s.createWorkflow},
+		{"GET /api/workflows/{id}", s.getWorkflow},
+		{"PUT /api/workflows/{id}", s.saveWorkflow},
+		{"DELETE /api/workflows/{id}", s.deleteWorkflow},
+		{"GET /api/workflows/{id}/versions", s.listWorkflowVersions},
+		{"GET /api/workflows/{id}/versions/{version}", s.getWorkflowVersion},
+		{"POST /api/workflows/{id}/versions/{version}/restore", s.restoreWorkflowVersion},
+		{"POST /api/workflows/{id}/runs", s.startRun},
+		{"GET /api/runs", s.listRuns},
+		{"GET /api/runs/{id}", s.getRun},
+		{"POST /api/runs/{id}/resume", s.resumeRun},
+		{"POST /api/runs/{id}/cancel", s.cancelRun},
+		{"POST /api/runs/{id}/rerun", s.rerunRun},
+		{"GET /api/runs/{id}/events", s.runEvents},
+	}
+	for _, rt := range routes {
+		mux.HandleFunc(rt.pattern, s.needRuns(rt.h))
+	}
+}
+
+// needRuns answers 503 when workflows are not configured, so a server
+// started without a run service says so instead of failing with a nil
+// pointer deep in a handler.
+func (s *Server) needRuns(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Runs == nil {
+			apierr.Write(w, &apierr.Error{Status: http.StatusServiceUnavailable, Type: apierr.TypeServer, Code: "workflows_not_configured",
+				Message: "workflows are not configured on this server: it was started without a workflow run service"})
+			return
+		}
+		h(w, r)
+	}
+}
+
+// problemBody is an error answer that lists the problems of a definition,
+// or carries the run an input hook blocked.
+type problemBody struct {
+	Error problemDetail `json:"error"`
+	Run   *store.Run    `json:"run,omitempty"`
+	// Event is the run_blocked event of a blocked run.
+	Event *workflow.Event `json:"event,omitempty"`
+}
+
+type problemDetail struct {
+	apierr.Detail
+	Problems []workflow.Problem `json:"problems,omitempty"`
+}
+
+func detail(typ, code, message string) problemDetail {
+	return problemDetail{Detail: apierr.Detail{Message: message, Type: typ, Code: &code}}
+}
+
+// invalidWorkflow answers 422 listing every problem of a definition.
+func invalidWorkflow(w http.ResponseWriter, probs []workflow.Problem) {
+	d := detail("invalid_workflow", "invalid_workflow", fmt.Sprintf("the workflow definition has %d problem(s); see problems", len(probs)))
+	d.Problems = probs
+	writeJSON(w, http.StatusUnprocessableEntity, problemBody{Error: d})
+}
+
+// workflowError maps the errors of parsing, preparing and running
+// workflows, then falls back to storeError.
+func workflowError(w http.ResponseWriter, err error) {
+	var inv *workflow.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		invalidWorkflow(w, inv.Problems)
+	case errors.Is(err, workflow.ErrTooLarge):
+		apierr.Write(w, &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest, Code: "request_too_large",
+			Message: fmt.Sprintf("workflow definition is larger than %d bytes", workflow.MaxDefinitionSize)})
+	default:
+		storeError(w, err)
+	}
+}
+
+// definitionFields are the top-level keys of a workflow.Definition.
+var definitionFields = []string{"name", "description", "version", "nodes", "edges", "hooks", "settings"}
+
+// readDefinition reads a definition from the body: JSON, or YAML when the
+// Content-Type says so. It answers the error itself and returns ok false.
+func (s *Server) readDefinition(w http.ResponseWriter, r *http.Request) (*workflow.Definition, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			apierr.Write(w, &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest, Code: "request_too_large", Message: "request body is too large"})
+		} else {
+			apierr.Write(w, apierr.BadRequest("", "read request body: "+err.Error()))
+		}
+		return nil, false
+	}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	isYAML := ct == "application/yaml" || ct == "text/yaml" || ct == "application/x-yaml"
+	trimmed := bytes.TrimSpace(body)
+	switch {
+	case len(trimmed) == 0:
+		apierr.Write(w, apierr.BadRequest("", "request body is empty: send a workflow definition as JSON, or as YAML with Content-Type: application/yaml"))
+		return nil, false
+	case !isYAML && trimmed[0] != '{':
+		apierr.Write(w, apierr.BadRequest("", "request body is not a JSON object: send the definition as JSON, or set Content-Type: application/yaml to send YAML"))
+		return nil, false
+	}
+	def, err := workflow.Parse(trimmed)
+	if err != nil {
+		if errors.Is(err, workflow.ErrTooLarge) {
+			workflowError(w, err)
+		} else {
+			apierr.Write(w, apierr.BadRequest("", err.Error()))
+		}
+		return nil, false
+	}
+	// A misspelt top-level field ("egdes") would otherwise be dropped
+	// silently and the workflow saved without it.
+	var top map[string]any
+	if isYAML && trimmed[0] != '{' {
+		_ = yaml.Unmarshal(trimmed, &top)
+	} else {
+		_ = json.Unmarshal(trimmed, &top)
+	}
+	var probs []workflow.Problem
+	for k := range top {
+		// React Flow's own top-level state (viewport) is the studio's to
+		// send; it is not kept, and not an error.
+		if !slices.Contains(definitionFields, k) && k != "viewport" {
+			probs = append(probs, workflow.Problem{Path: k, Message: "unknown field " + strconv.Quote(k),
+				Hint: "remove it or use one of: " + strings.Join(definitionFields, ", ")})
+		}
+	}
+	slices.SortFunc(probs, func(a, b workflow.Problem) int { return strings.Compare(a.Path, b.Path) })
+	if _, err := s.opts.Runs.Engine().Prepare(def); err != nil {
+		var inv *workflow.InvalidError
+		if !errors.As(err, &inv) {
+			workflowError(w, err)
+			return nil, false
+		}
+		probs = append(probs, inv.Problems...)
+	}
+	if len(probs) > 0 {
+		invalidWorkflow(w, probs)
+		return nil, false
+	}
+	return def, true
+}
+
+// definitionRow turns a validated definition into the workflow row that stores it.
+func definitionRow(ws, id string, def *workflow.Definition) (store.Workflow, error) {
+	b, err := json.Marshal(def)
+	if err != nil {
+		return store.Workflow{}, fmt.Errorf("encode definition: %w", err)
+	}
+	return store.Workflow{ID: id, WorkspaceID: ws, Name: strings.TrimSpace(def.Name), Description: def.Description, Definition: b}, nil
+}
+
+func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
+	list, err := s.p.Store().Workflows().List(r.Context(), workspace(r))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	if list == nil {
+		list = []store.Workflow{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": list})
+}
+
+func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request) {
+	def, ok := s.readDefinition(w, r)
+	if !ok {
+		return
+	}
+	row, err := definitionRow(workspace(r), "", def)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	wf, err := s.p.Store().Workflows().Create(r.Context(), row)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, wf)
+}
+
+func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
+	wf, err := s.p.Store().Workflows().Get(r.Context(), workspace(r), r.PathValue("id"))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wf)
+}
+
+func (s *Server) saveWorkflow(w http.ResponseWriter, r *http.Request) {
+	ws, id := workspace(r), r.PathValue("id")
+	// Answer 404 for an unknown workflow before judging the body.
+	if _, err := s.p.Store().Workflows().Get(r.Context(), ws, id); err != nil {
+		storeError(w, err)
+		return
+	}
+	def, ok := s.readDefinition(w, r)
+	if !ok {
+		return
+	}
+	s.saveDefinition(w, r, ws, id, def)
+}
+
+func (s *Server) saveDefinition(w http.ResponseWriter, r *http.Request, ws, id string, def *workflow.Definition) {
+	row, err := definitionRow(ws, id, def)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	wf, err := s.p.Store().Workflows().Save(r.Context(), row)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wf)
+}
+
+func (s *Server) deleteWorkflow(w http.ResponseWriter, r *http.Request) {
+	if err := s.p.Store().Workflows().Delete(r.Context(), workspace(r), r.PathValue("id")); err != nil {
+		storeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) listWorkflowVersions(w http.ResponseWriter, r *http.Request) {
+	vs, err := s.p.Store().Workflows().Versions(r.Context(), workspace(r), r.PathValue("id"))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	if vs == nil {
+		vs = []store.WorkflowVersion{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": vs})
+}
+
+// version reads the {version} path value; it answers 400 itself.
+func version(w http.ResponseWriter, r *http.Request) (int, bool) {
+	v, err := strconv.Atoi(r.PathValue("version"))
+	if err != nil || v < 1 {
+		apierr.Write(w, apierr.BadRequest("version", fmt.Sprintf("version %q is not a version number; versions count from 1", r.PathValue("version"))))
+		return 0, false
+	}
+	return v, true
+}
+
+func (s *Server) getWorkflowVersion(w http.ResponseWriter, r *http.Request) {
+	v, ok := version(w, r)
+	if !ok {
+		return
+	}
+	wv, err := s.p.Store().Workflows().Version(r.Context(), workspace(r), r.PathValue("id"), v)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wv)
+}
+
+// restoreWorkflowVersion saves an old definition as a new version; the old
+// versions stay as they are. The definition is validated again: node kinds
+// may have changed since it was saved.
+func (s *Server) restoreWorkflowVersion(w http.ResponseWriter, r *http.Request) {
+	v, ok := version(w, r)
+	if !ok {
+		return
+	}
+	ws, id := workspace(r), r.PathValue("id")
+	wv, err := s.p.Store().Workflows().Version(r.Context(), ws, id, v)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	def, err := workflow.Parse(wv.Definition)
+	if err != nil {
+		workflowError(w, err)
+		return
+	}
+	if _, err := s.opts.Runs.Engine().Prepare(def); err != nil {
+		workflowError(w, err)
+		return
+	}
+	s.saveDefinition(w, r, ws, id, def)
+}
+
+// startRunBody is the body of POST /api/workflows/{id}/runs.
+type startRunBody struct {
+	Input any            `json:"input"`
+	Vars  map[string]any `json:"vars"`
+	// Version pins an older version; 0 runs the newest.
+	Version int `json:"version"`
+}
+
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
+	var b startRunBody
+	if !s.decodeBody(w, r, &b) {
+		return
+	}
+	if b.Version < 0 {
+		apierr.Write(w, apierr.BadRequest("version", "version must be 1 or more, or left out to run the newest"))
+		return
+	}
+	ctx, ws, id := r.Context(), workspace(r), r.PathValue("id")
+	wfs := s.p.Store().Workflows()
+	wf, err := wfs.Get(ctx, ws, id)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	req := controlplane.StartRequest{WorkspaceID: ws, WorkflowID: wf.ID, WorkflowVersion: wf.Version, Definition: wf.Definition,
+		Input: controlplane.RunInput{Input: b.Input, Vars: b.Vars}}
+	if b.Version != 0 && b.Version != wf.Version {
+		wv, err := wfs.Version(ctx, ws, id, b.Version)
+		if err != nil {
+			storeError(w, err)
+			return
+		}
+		req.WorkflowVersion, req.Definition = wv.Version, wv.Definition
+	}
+	plan, err := s.opts.Runs.Plan(req.Definition)
+	if err != nil {
+		workflowError(w, err)
+		return
+	}
+	if reason := plan.Blocked(b.Input); reason != "" {
+		s.blockRun(w, r, req, plan, reason)
+		return
+	}
+	run, err := s.opts.Runs.Start(ctx, req)
+	if err != nil {
+		workflowError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, run)
+}
+
+// blockRun records a run that the input hook's block_pattern refused,
+// with the events the engine would have streamed for it, and answers 422.
+// Deciding here rather than in the executor lets the caller learn of the
+// block synchronously, whatever the latency of the job queue.
+func (s *Server) blockRun(w http.ResponseWriter, r *http.Request, req controlplane.StartRequest, plan *workflow.Plan, reason string) {
+	ctx := context.WithoutCancel(r.Context()) // record the refusal even if the client left
+	in, err := json.Marshal(req.Input)
+	if err != nil {
+		apierr.Write(w, apierr.BadRequest("input", "input cannot be encoded: "+err.Error()))
+		return
+	}
+	runs := s.p.Store().Runs()
+	run, err := runs.Create(ctx, store.Run{WorkspaceID: req.WorkspaceID, WorkflowID: req.WorkflowID, WorkflowVersion: req.WorkflowVersion,
+		Definition: req.Definition, Status: store.RunBlocked, Input: in, Error: reason})
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	now := time.Now()
+	evs := []workflow.Event{
+		{Seq: 1, Type: workflow.EventRunStarted, RunID: run.ID, Time: now, Data: map[string]any{"strategy": string(plan.Strategy)}},
+		{Seq: 2, Type: workflow.EventRunBlocked, RunID: run.ID, Time: now, Error: reason},
+		{Seq: 3, Type: workflow.EventRunFinished, RunID: run.ID, Time: now, Status: workflow.StatusBlocked, Error: reason},
+	}
+	stored := make([]store.RunEvent, 0, len(evs))
+	for _, ev := range evs {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			storeError(w, err)
+			return
+		}
+		stored = append(stored, store.RunEvent{RunID: run.ID, Seq: ev.Seq, Type: string(ev.Type), Data: data, CreatedAt: now})
+	}
+	if err := runs.AppendEvents(ctx, req.WorkspaceID, stored); err != nil {
+		s.logger.Warn("run_events_not_saved", "run_id", run.ID, "workspace_id", req.WorkspaceID, "error", err)
+	}
+	writeJSON(w, http.StatusUnprocessableEntity, problemBody{Error: detail("run_blocked", "run_blocked", reason), Run: &run, Event: &evs[1]})
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := store.RunFilter{Status: store.RunStatus(q.Get("status")), WorkflowID: q.Get("workflow_id")}
+	if f.Status != "" && !f.Status.Valid() {
+		apierr.Write(w, apierr.BadRequest("status", fmt.Sprintf("status %q is unknown; use one of: %s", f.Status, strings.Join(runStatuses, ", "))))
+		return
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			apierr.Write(w, apierr.BadRequest("limit", fmt.Sprintf("limit %q must be a number from 1 to 1000", v)))
+			return
+		}
+		f.Limit = n
+	}
+	runs, err := s.p.Store().Runs().List(r.Context(), workspace(r), f)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	if runs == nil {
+		runs = []store.Run{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": runs})
+}
+
+var runStatuses = []string{
+	string(store.RunQueued), string(store.RunRunning), string(store.RunWaiting), string(store.RunSucceeded),
+	string(store.RunFailed), string(store.RunFailedContract), string(store.RunCanceled), string(store.RunBlocked),
+}
+
+// checkpoint is a checkpoint in the API: its run is the enclosing one.
+type checkpoint struct {
+	Key       string          `json:"key"`
+	NodeID    string          `json:"node_id"`
+	Output    json.RawMessage `json:"output"`
+	Handle    string          `json:"handle,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	ctx, ws, id := r.Context(), workspace(r), r.PathValue("id")
+	runs := s.p.Store().Runs()
+	run, err := runs.Get(ctx, ws, id)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	cps, err := runs.Checkpoints(ctx, ws, id)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	out := make([]checkpoint, 0, len(cps))
+	for _, cp := range cps {
+		out = append(out, checkpoint{Key: cp.Key, NodeID: cp.NodeID, Output: cp.Output, Handle: cp.Handle, CreatedAt: cp.CreatedAt})
+	}
+	writeJSON(w, http.StatusOK, struct {
+		store.Run
+		Checkpoints []checkpoint `json:"checkpoints"`
+	}{run, out})
+}
+
+// resumedRun is a run with whether the request resumed it.
+type resumedRun struct {
+	store.Run
+	Resumed bool `json:"resumed"`
+}
+
+func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Input any `json:"input"`
+	}
+	if !s.decodeBody(w, r, &b) {
+		return
+	}
+	run, err := s.opts.Runs.Resume(r.Context(), workspace(r), r.PathValue("id"), b.Input)
+	switch {
+	case errors.Is(err, controlplane.ErrNotWaiting):
+		// A second answer (a retried request, a double click) is harmless:
+		// the run is shown as it is.
+		writeJSON(w, http.StatusOK, resumedRun{Run: run, Resumed: false})
+	case err != nil:
+		storeError(w, err)
+	default:
+		writeJSON(w, http.StatusAccepted, resumedRun{Run: run, Resumed: true})
+	}
+}
+
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
+	run, err := s.opts.Runs.Cancel(r.Context(), workspace(r), r.PathValue("id"))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, run)
+}
+
+func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
+	from := r.URL.Query().Get("from")
+	if from == "" {
+		apierr.Write(w, apierr.BadRequest("from", "from is required: the id of the node to re-run from, as in ?from=draft"))
+		return
+	}
+	run, err := s.opts.Runs.Rerun(r.Context(), workspace(r), r.PathValue("id"), from)
+	if err != nil {
+		workflowError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, run)
+}
+
+// runEvents streams a run's events as SSE: id is the event's seq, event its
+// type, data the workflow.Event as JSON. A client that reconnects with
+// Last-Event-ID (or ?after=) gets only the events after it. The stream ends
+// with the run's run_finished event, or at once when the run waits or is
+// final and nothing more is stored.
+func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
+	ctx, ws, id := r.Context(), workspace(r), r.PathValue("id")
+	var after int64
+	param, v := "Last-Event-ID", r.Header.Get("Last-Event-ID")
+	if v == "" {
+		param, v = "after", r.URL.Query().Get("after")
+	}
+	if v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			apierr.Write(w, apierr.BadRequest(param, fmt.Sprintf("%s %q must be an event id (a number of 0 or more)", param, v)))
+			return
+		}
+		after = n
+	}
+	// Unknown runs get a JSON 404, before the response becomes a stream.
+	if _, err := s.p.Store().Runs().Get(ctx, ws, id); err != nil {
+		storeError(w, err)
+		return
+	}
+	sw := sse.NewWriter(w)
+	// Send the headers now: a client (EventSource) sees the stream open
+	// even while the run's first event is still minutes away.
+	if err := sw.WriteComment("run " + id); err != nil {
+		return
+	}
+	var werr error
+	err := s.opts.Runs.Events(ctx, ws, id, after, func(ev workflow.Event) bool {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			werr = err
+			return false
+		}
+		werr = sw.WriteEvent(sse.Event{ID: strconv.FormatInt(ev.Seq, 10), Event: string(ev.Type), Data: data})
+		return werr == nil
+	})
+	if err == nil {
+		err = werr
+	}
+	if err != nil && ctx.Err() == nil {
+		s.logger.Warn("run_events_stream_failed", "run_id", id, "workspace_id", ws, "error", err)
+	}
+}
