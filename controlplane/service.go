@@ -504,8 +504,19 @@ func (s *Service) ResumeOwned(ctx context.Context) (int, error) {
 func (s *Service) Events(ctx context.Context, workspaceID, runID string, after int64, yield func(workflow.Event) bool) error {
 	runs := s.st.Runs()
 	for {
-		// Subscribe first, so nothing falls between the store and the feed.
+		// Subscribe first, so nothing falls between the store and the feed;
+		// and read the run's status before its events: a run that was
+		// already final or waiting had saved all its events, so once they
+		// are read the stream is complete.
 		backlog, ch, unsub, live := s.broker.subscribe(runID, after)
+		var settled bool
+		if !live {
+			run, err := runs.Get(ctx, workspaceID, runID)
+			if err != nil {
+				return err
+			}
+			settled = run.Status.Final() || run.Status == store.RunWaiting
+		}
 		stored, err := runs.Events(ctx, workspaceID, runID, after, 0)
 		if err != nil {
 			if unsub != nil {
@@ -541,11 +552,10 @@ func (s *Service) Events(ctx context.Context, workspaceID, runID string, after i
 			}
 			continue
 		}
-		run, err := runs.Get(ctx, workspaceID, runID)
-		if err != nil {
-			return err
+		if len(stored) == 1000 {
+			continue // a full page: read on at once
 		}
-		if (run.Status.Final() || run.Status == store.RunWaiting) && len(stored) == 0 {
+		if settled {
 			return nil
 		}
 		select {
