@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/store"
@@ -29,6 +30,8 @@ type recorder struct {
 	mu      sync.Mutex
 	seq     int64
 	pending []store.RunEvent
+	// lost is set when a save found its key taken by another executor.
+	lost atomic.Bool
 }
 
 // NewCheckpointer returns the checkpointer of one run over the store,
@@ -116,6 +119,7 @@ func (r *recorder) Save(ctx context.Context, key, nodeID string, s workflow.Save
 	evs := r.take()
 	err = r.runs.Checkpoint(ctx, r.workspaceID, store.Checkpoint{RunID: r.runID, Key: key, NodeID: nodeID, Output: out, Handle: s.Handle, CreatedAt: time.Now()}, evs)
 	if errors.Is(err, store.ErrConflict) {
+		r.lost.Store(true)
 		return fmt.Errorf("%w: node execution %q was already saved", ErrLostRun, key)
 	}
 	if err != nil {

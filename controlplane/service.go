@@ -153,6 +153,22 @@ func (s *Service) Execute(ctx context.Context, workspaceID, runID string) error 
 }
 
 func (s *Service) execute(ctx context.Context, workspaceID, runID string, force bool) error {
+	// One execution per run per process: the queue's job and ResumeOwned
+	// may both reach a run after a restart, and the lease (held by this
+	// same owner) would let both in.
+	s.mu.Lock()
+	if _, busy := s.active[runID]; busy {
+		s.mu.Unlock()
+		return nil
+	}
+	s.active[runID] = func() {}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.active, runID)
+		s.mu.Unlock()
+	}()
+
 	runs := s.st.Runs()
 	run, err := runs.Claim(ctx, workspaceID, runID, s.opts.Owner, s.opts.LeaseTTL, force)
 	if errors.Is(err, store.ErrConflict) {
@@ -178,11 +194,6 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 	s.mu.Lock()
 	s.active[runID] = func() { cancel(errCanceled) }
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.active, runID)
-		s.mu.Unlock()
-	}()
 
 	s.broker.open(runID)
 	defer s.broker.close(runID)
@@ -210,6 +221,12 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 			_ = rec.Flush(context.WithoutCancel(ctx))
 			return ctx.Err()
 		}
+	}
+	if rec.lost.Load() {
+		// Another executor saved a node this one ran: the run is its
+		// now, and it records the outcome.
+		_ = rec.Flush(context.WithoutCancel(ctx))
+		return nil
 	}
 	return s.end(context.WithoutCancel(ctx), run, out, rec)
 }
