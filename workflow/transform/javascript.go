@@ -35,11 +35,14 @@ import (
 //   - Output: the result's JSON must fit in MaxOutputBytes, checked
 //     before it is decoded into Go values.
 //   - Recursion: call depth is capped (MaxCallStackSize).
-//   - Heap: NOT bounded. goja has no allocator hook, so a script can
-//     allocate as fast as it can run until the time limit stops it (for
-//     example by doubling a string); the process's own memory limit
-//     (GOMEMLIMIT, container limits) is the backstop. The sandbox keeps a
-//     script away from the host; it does not make a hostile script cheap.
+//   - Memory: goja has no allocator hook, so the cap (MaxScriptMemory,
+//     default 256 MiB) is enforced from outside: the process heap is
+//     sampled every 5 ms while the script runs and the script is
+//     interrupted once the heap has grown by more than the cap (see
+//     watchMemory). One built-in call that allocates a huge value at
+//     once ('x'.repeat(1e9)) is only stopped after it returns; the
+//     process's own limit (GOMEMLIMIT, the container) is the backstop
+//     for that.
 func runJavaScript(ctx context.Context, r *Runner, cfg map[string]any, in any, data Data) (any, error) {
 	script, err := str(cfg, "script", true)
 	if err != nil {
@@ -89,6 +92,12 @@ func runJavaScript(ctx context.Context, r *Runner, cfg map[string]any, in any, d
 	defer timer.Stop()
 	stop := context.AfterFunc(ctx, func() { vm.Interrupt(ctx.Err()) })
 	defer stop()
+	memCap := uint64(DefaultMaxScriptMemory)
+	if r.opts.MaxScriptMemory > 0 {
+		memCap = uint64(r.opts.MaxScriptMemory)
+	}
+	unwatch := watchMemory(memCap, 5*time.Millisecond, func(err error) { vm.Interrupt(err) })
+	defer unwatch()
 
 	jsonObj := vm.Get("JSON").ToObject(vm)
 	parse, _ := goja.AssertFunction(jsonObj.Get("parse"))

@@ -128,3 +128,22 @@ func TestConcurrentRuns(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestJavaScriptMemoryCap(t *testing.T) {
+	r := New(&Options{MaxScriptMemory: 32 << 20})
+	start := time.Now()
+	// Keeps every string alive, so the heap grows ~doubling each step.
+	_, err := r.Run(context.Background(), map[string]any{"mode": "javascript", "timeout": "20s",
+		"script": "var keep = []; var s = 'x'; for (;;) { s = s + s + 'y'; keep.push(s); if (s.length > 1e9) break; }; keep.length"}, Data{})
+	if !errors.Is(err, ErrMemory) {
+		t.Fatalf("err = %v, want ErrMemory", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("stopped after %v; the cap should stop it long before the time limit", d)
+	}
+	// A normal script is unaffected.
+	out, err := r.Run(context.Background(), map[string]any{"mode": "javascript", "script": "var a = []; for (var i = 0; i < 1000; i++) a.push(i); a.length"}, Data{})
+	if err != nil || out != float64(1000) {
+		t.Fatalf("plain script: %v %v", out, err)
+	}
+}

@@ -39,6 +39,9 @@ type Options struct {
 	// MaxCallStackSize bounds JavaScript call depth. Default
 	// DefaultMaxCallStackSize.
 	MaxCallStackSize int
+	// MaxScriptMemory caps how much a script may grow the heap, in
+	// bytes. Default DefaultMaxScriptMemory.
+	MaxScriptMemory int64
 }
 
 // Runner runs code-node transforms. The zero value uses the defaults; it
