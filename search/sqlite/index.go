@@ -1,0 +1,520 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentcraftlab/agentcraft/search"
+)
+
+// indexText is what both the tokenizer and the embedder see (as in
+// search/memory).
+func indexText(d search.Document) string {
+	if d.Title == "" {
+		return d.Text
+	}
+	return d.Title + "\n" + d.Text
+}
+
+// Index adds or replaces docs in one transaction. With an Embedder, all
+// vectors are computed first; if that fails nothing is indexed and the error
+// is returned, so a caller can retry the batch. When the same (Index, ID)
+// appears twice in docs, the later one wins.
+func (e *Engine) Index(ctx context.Context, docs ...search.Document) error {
+	for i, d := range docs {
+		if d.ID == "" || d.Index == "" {
+			return fmt.Errorf("sqlite search: index document %d: id and index must be set", i)
+		}
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	docs = lastOfEach(docs)
+	var vecs [][]float32
+	if e.emb != nil {
+		texts := make([]string, len(docs))
+		for i, d := range docs {
+			texts[i] = indexText(d)
+		}
+		var err error
+		vecs, err = e.emb.Embed(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("sqlite search: embed documents: %w", err)
+		}
+		if len(vecs) != len(docs) {
+			return fmt.Errorf("sqlite search: embed documents: got %d vectors for %d texts", len(vecs), len(docs))
+		}
+		for i, v := range vecs {
+			if len(v) != e.emb.Dimension() {
+				return fmt.Errorf("sqlite search: embed document %q: vector length %d, embedder dimension %d", docs[i].ID, len(v), e.emb.Dimension())
+			}
+		}
+	}
+	terms, err := e.tokenize(ctx, docs)
+	if err != nil {
+		return err
+	}
+	// Group by index, keeping the batch order within each.
+	byIndex := make(map[string][]int)
+	var names []string
+	for i, d := range docs {
+		if _, ok := byIndex[d.Index]; !ok {
+			names = append(names, d.Index)
+		}
+		byIndex[d.Index] = append(byIndex[d.Index], i)
+	}
+	err = e.write(ctx, func(tx *sql.Tx) error {
+		for _, name := range names {
+			if err := e.indexInto(ctx, tx, name, docs, terms, vecs, byIndex[name]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite search: index: %w", err)
+	}
+	return nil
+}
+
+// lastOfEach drops every document that a later one with the same Index and
+// ID replaces, so a batch behaves like indexing its documents one by one.
+func lastOfEach(docs []search.Document) []search.Document {
+	type key struct{ index, id string }
+	last := make(map[key]int, len(docs))
+	for i, d := range docs {
+		last[key{d.Index, d.ID}] = i
+	}
+	if len(last) == len(docs) {
+		return docs
+	}
+	out := make([]search.Document, 0, len(last))
+	for i, d := range docs {
+		if last[key{d.Index, d.ID}] == i {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// write runs fn in a transaction on the writer connection.
+func (e *Engine) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := e.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		return errors.Join(err, tx.Rollback())
+	}
+	return tx.Commit()
+}
+
+// indexInto writes docs[at...] (all of index name) inside tx.
+func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, docs []search.Document, terms [][]string, vecs [][]float32, at []int) error {
+	var ixID int64
+	if err := tx.QueryRowContext(ctx,
+		`INSERT INTO search_indexes (name) VALUES (?) ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`,
+		name).Scan(&ixID); err != nil {
+		return fmt.Errorf("index %q: %w", name, err)
+	}
+	ids := make([]string, len(at))
+	for i, j := range at {
+		ids[i] = docs[j].ID
+	}
+	dDocs, dLen, err := removeDocs(ctx, tx, ixID, ids)
+	if err != nil {
+		return fmt.Errorf("index %q: replace: %w", name, err)
+	}
+
+	// Term frequencies per document and document frequencies of the batch.
+	tfs := make([]map[string]int32, len(at))
+	df := make(map[string]int64)
+	var order []string // distinct terms in first-seen order, for stable ids
+	for i, j := range at {
+		tf := make(map[string]int32, len(terms[j]))
+		for _, t := range terms[j] {
+			if tf[t] == 0 {
+				if df[t] == 0 {
+					order = append(order, t)
+				}
+				df[t]++
+			}
+			tf[t]++
+		}
+		tfs[i] = tf
+	}
+	termIDs, err := upsertTerms(ctx, tx, ixID, order, df)
+	if err != nil {
+		return fmt.Errorf("index %q: terms: %w", name, err)
+	}
+
+	insDoc, err := tx.PrepareContext(ctx,
+		`INSERT INTO search_docs (index_id, ext_id, title, body, metadata, len, terms, vec) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
+	if err != nil {
+		return err
+	}
+	defer insDoc.Close()
+	// Postings of the batch per term, doc ids ascending because ids grow.
+	byTerm := make(map[int64][]posting, len(order))
+	var totalLen int64
+	for i, j := range at {
+		d := docs[j]
+		meta, err := encodeMetadata(d.Metadata)
+		if err != nil {
+			return fmt.Errorf("document %q: %w", d.ID, err)
+		}
+		var vec []byte
+		if vecs != nil {
+			vec = encodeVector(vecs[j])
+		}
+		ids := make([]int64, 0, len(tfs[i]))
+		for t := range tfs[i] {
+			ids = append(ids, termIDs[t].id)
+		}
+		slices.Sort(ids)
+		n := int64(len(terms[j]))
+		totalLen += n
+		var docID int64
+		if err := insDoc.QueryRowContext(ctx, ixID, d.ID, d.Title, d.Text, meta, n, encodeIDs(ids), vec).Scan(&docID); err != nil {
+			return fmt.Errorf("document %q: %w", d.ID, err)
+		}
+		for t, tf := range tfs[i] {
+			id := termIDs[t].id
+			byTerm[id] = append(byTerm[id], posting{doc: docID, tf: int64(tf), len: n})
+		}
+	}
+	ps, err := newPostingStore(ctx, tx)
+	if err != nil {
+		return err
+	}
+	defer ps.close()
+	items := make([]termPostings, len(order))
+	for i, t := range order {
+		id := termIDs[t]
+		items[i] = termPostings{term: id.id, fresh: id.fresh, ps: byTerm[id.id]}
+	}
+	if err := ps.addAll(ctx, items); err != nil {
+		return fmt.Errorf("postings: %w", err)
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE search_indexes SET docs = docs + ?, total_len = total_len + ?, gen = gen + 1 WHERE id = ?`,
+		int64(len(at))-dDocs, totalLen-dLen, ixID)
+	return err
+}
+
+// termBatch is the number of rows per multi-row INSERT: far below SQLite's
+// 32766 bound parameters, and large enough that statement overhead stops
+// mattering.
+const termBatch = 256
+
+// termID is a term's row id; fresh means it had no postings before the
+// batch.
+type termID struct {
+	id    int64
+	fresh bool
+}
+
+// upsertTerms adds df[t] to the document frequency of every term of order,
+// creating missing terms, and returns their ids.
+func upsertTerms(ctx context.Context, tx *sql.Tx, ixID int64, order []string, df map[string]int64) (map[string]termID, error) {
+	ids := make(map[string]termID, len(order))
+	for chunk := range slices.Chunk(order, termBatch) {
+		var q strings.Builder
+		q.WriteString(`INSERT INTO search_terms (index_id, term, df) VALUES `)
+		args := make([]any, 0, 3*len(chunk))
+		for i, t := range chunk {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString("(?,?,?)")
+			args = append(args, ixID, t, df[t])
+		}
+		q.WriteString(` ON CONFLICT (index_id, term) DO UPDATE SET df = df + excluded.df RETURNING id, term, df`)
+		rows, err := tx.QueryContext(ctx, q.String(), args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id, n int64
+			var t string
+			if err := rows.Scan(&id, &t, &n); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			ids[t] = termID{id: id, fresh: n == df[t]}
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range order {
+		if _, ok := ids[t]; !ok {
+			return nil, fmt.Errorf("term %q: no id returned", t)
+		}
+	}
+	return ids, nil
+}
+
+// removeDocs deletes the documents ids of index ixID with their postings and
+// lowers the document frequencies of their terms. It returns how many
+// documents and terms it removed; the caller updates search_indexes.
+func removeDocs(ctx context.Context, tx *sql.Tx, ixID int64, ids []string) (docs, terms int64, err error) {
+	find, err := tx.PrepareContext(ctx, `SELECT id, len, terms FROM search_docs WHERE index_id = ? AND ext_id = ?`)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer find.Close()
+	var found []int64
+	byTerm := make(map[int64][]int64) // term → removed docs, ascending
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		// A repeated id must not count its document twice.
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		var docID, n int64
+		var blob []byte
+		err := find.QueryRowContext(ctx, ixID, id).Scan(&docID, &n, &blob)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		termIDs, err := decodeIDs(blob)
+		if err != nil {
+			return 0, 0, fmt.Errorf("document %q: %w", id, err)
+		}
+		for _, t := range termIDs {
+			byTerm[t] = append(byTerm[t], docID)
+		}
+		found = append(found, docID)
+		docs++
+		terms += n
+	}
+	if docs == 0 {
+		return 0, 0, nil
+	}
+	ps, err := newPostingStore(ctx, tx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer ps.close()
+	for _, t := range slices.Sorted(maps.Keys(byTerm)) {
+		slices.Sort(byTerm[t])
+		if err := ps.remove(ctx, t, byTerm[t]); err != nil {
+			return 0, 0, err
+		}
+	}
+	dec, err := tx.PrepareContext(ctx, `UPDATE search_terms SET df = df - ? WHERE id = ?`)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer dec.Close()
+	for t, docs := range byTerm {
+		if _, err := dec.ExecContext(ctx, len(docs), t); err != nil {
+			return 0, 0, err
+		}
+	}
+	for chunk := range slices.Chunk(found, termBatch) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM search_docs WHERE id IN (`+placeholders("?", len(chunk))+`)`, args...); err != nil {
+			return 0, 0, err
+		}
+	}
+	return docs, terms, nil
+}
+
+// placeholders returns n copies of p separated by commas.
+func placeholders(p string, n int) string {
+	var b strings.Builder
+	b.Grow(n * (len(p) + 1))
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// Delete removes ids from index; unknown ids and indexes are ignored.
+func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := e.write(ctx, func(tx *sql.Tx) error {
+		var ixID int64
+		err := tx.QueryRowContext(ctx, `SELECT id FROM search_indexes WHERE name = ?`, index).Scan(&ixID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		docs, terms, err := removeDocs(ctx, tx, ixID, ids)
+		if err != nil || docs == 0 {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE search_indexes SET docs = docs - ?, total_len = total_len - ?, gen = gen + 1 WHERE id = ?`,
+			docs, terms, ixID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite search: delete from %q: %w", index, err)
+	}
+	return nil
+}
+
+// DeleteIndex removes index and all its documents; an unknown index is
+// ignored.
+func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
+	err := e.write(ctx, func(tx *sql.Tx) error {
+		var ixID int64
+		err := tx.QueryRowContext(ctx, `SELECT id FROM search_indexes WHERE name = ?`, index).Scan(&ixID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, q := range []string{
+			`DELETE FROM search_postings WHERE term_id IN (SELECT id FROM search_terms WHERE index_id = ?)`,
+			`DELETE FROM search_terms WHERE index_id = ?`,
+			`DELETE FROM search_docs WHERE index_id = ?`,
+			`DELETE FROM search_indexes WHERE id = ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, ixID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite search: delete index %q: %w", index, err)
+	}
+	e.vecMu.Lock()
+	defer e.vecMu.Unlock()
+	for id, c := range e.vecs {
+		if c.name == index {
+			delete(e.vecs, id)
+		}
+	}
+	return nil
+}
+
+// Len reports the number of documents in index.
+func (e *Engine) Len(ctx context.Context, index string) (int, error) {
+	var n int
+	err := e.reader.QueryRowContext(ctx, `SELECT docs FROM search_indexes WHERE name = ?`, index).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sqlite search: count %q: %w", index, err)
+	}
+	return n, nil
+}
+
+// tokenize splits every document into terms before the write transaction
+// (it is the expensive part of indexing), on all CPUs for large batches.
+func (e *Engine) tokenize(ctx context.Context, docs []search.Document) ([][]string, error) {
+	terms := make([][]string, len(docs))
+	workers := min(runtime.GOMAXPROCS(0), len(docs)/minDocsPerWorker)
+	if workers <= 1 {
+		for i, d := range docs {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("sqlite search: index: %w", err)
+			}
+			terms[i] = e.tok.Tokens(indexText(d))
+		}
+		return terms, nil
+	}
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(docs) {
+					return
+				}
+				terms[i] = e.tok.Tokens(indexText(docs[i]))
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite search: index: %w", err)
+	}
+	return terms, nil
+}
+
+// minDocsPerWorker keeps small batches on the calling goroutine.
+const minDocsPerWorker = 32
+
+// encodeMetadata stores nil as NULL so a document without metadata comes
+// back with nil Metadata, as from search/memory.
+func encodeMetadata(m map[string]string) (any, error) {
+	if m == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode metadata: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodeMetadata(s sql.NullString) (map[string]string, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	m := map[string]string{}
+	if err := json.Unmarshal([]byte(s.String), &m); err != nil {
+		return nil, fmt.Errorf("decode metadata: %w", err)
+	}
+	return m, nil
+}
+
+// encodeIDs packs sorted ids as varint deltas.
+func encodeIDs(ids []int64) []byte {
+	out := make([]byte, 0, 2*len(ids))
+	var prev int64
+	for _, id := range ids {
+		out = binary.AppendUvarint(out, uint64(id-prev))
+		prev = id
+	}
+	return out
+}
+
+func decodeIDs(b []byte) ([]int64, error) {
+	var out []int64
+	var prev int64
+	for len(b) > 0 {
+		d, n := binary.Uvarint(b)
+		if n <= 0 {
+			return nil, errors.New("corrupt term list")
+		}
+		prev += int64(d)
+		out = append(out, prev)
+		b = b[n:]
+	}
+	return out, nil
+}
