@@ -514,6 +514,50 @@ func (s *Service) ResumeOwned(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// Sweep wakes the runs no executor is running: running runs whose lease
+// expired (their worker died and no restart took them back) and queued
+// runs older than a lease whose job may have been lost. The wake goes
+// through the queue, so any live worker may take them; the lease keeps
+// it to one. It returns how many it woke.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	live, err := s.st.Runs().Live(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := time.Now()
+	n := 0
+	for _, run := range live {
+		expired := run.Status == store.RunRunning && run.LeaseUntil != nil && now.After(*run.LeaseUntil)
+		stale := run.Status == store.RunQueued && run.LeaseOwner == "" && now.Sub(run.UpdatedAt) > s.opts.LeaseTTL
+		if !expired && !stale {
+			continue
+		}
+		if err := s.enqueue(ctx, run.WorkspaceID, run.ID, true); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// SweepEvery runs Sweep every interval until ctx ends.
+func (s *Service) SweepEvery(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+				s.opts.Logger.Warn("run_sweep_failed", "err", err)
+			} else if n > 0 {
+				s.opts.Logger.Info("runs_woken", "count", n)
+			}
+		}
+	}
+}
+
 // Events streams a run's events with Seq > after: the stored ones, then
 // (when the run executes in this process) the live tail, else by polling
 // the store until the run is final or waiting. It ends when the run does

@@ -260,3 +260,43 @@ func TestEventsUnsubscribeAfterRunEnds(t *testing.T) {
 	}
 	svc.Wait()
 }
+
+// TestSweepTakesOverExpiredLease: a run whose worker died mid-run (lease
+// left behind) is woken by another worker's sweep once the lease expires,
+// and finishes there without re-running its saved node.
+func TestSweepTakesOverExpiredLease(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "db"))
+	ws := workspace(t, st)
+	res := workflowtest.NewResolver(t, llmtest.Turn{Text: "A memo."})
+	eng := workflowtest.Engine(t, workflow.Services{Agents: res})
+	def := `{"name":"s","nodes":[{"id":"start","type":"start"},{"id":"a","type":"agent","config":{"model":"m"}},
+	{"id":"b","type":"code","config":{"mode":"template","template":"{{input}}!"}},{"id":"end","type":"end"}],
+	"edges":[{"id":"e1","source":"start","target":"a"},{"id":"e2","source":"a","target":"b"},{"id":"e3","source":"b","target":"end"}]}`
+	// The dead worker: it claimed the run and saved node a, then vanished.
+	run, err := st.Runs().Create(t.Context(), store.Run{WorkspaceID: ws, Definition: json.RawMessage(def), Status: store.RunQueued, Input: json.RawMessage(`{"input":"x"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Runs().Claim(t.Context(), ws, run.ID, "dead", 150*time.Millisecond, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Runs().Checkpoint(t.Context(), ws, store.Checkpoint{RunID: run.ID, Key: "a", NodeID: "a", Output: json.RawMessage(`"saved memo"`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	svc := controlplane.New(st, eng, controlplane.Options{Owner: "alive", LeaseTTL: 150 * time.Millisecond})
+	if n, err := svc.Sweep(t.Context()); err != nil || n != 0 {
+		t.Fatalf("Sweep with a live lease = %d, %v", n, err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n, err := svc.Sweep(t.Context()); err != nil || n != 1 {
+		t.Fatalf("Sweep after expiry = %d, %v", n, err)
+	}
+	svc.Wait()
+	done := waitStatus(t, st, ws, run.ID, store.RunSucceeded, store.RunFailed)
+	if string(done.Output) != `"saved memo!"` {
+		t.Fatalf("run %s output %s (%s)", done.Status, done.Output, done.Error)
+	}
+	if n := len(res.LLM.Requests()); n != 0 {
+		t.Errorf("model called %d times; node a was saved", n)
+	}
+}

@@ -39,8 +39,9 @@ func newEngine(cfg config.Config, p *platform.Platform, logger *slog.Logger) (*w
 // workflowRuntime is the durable workflow side of a server: the run
 // service and the job queue that executes its runs.
 type workflowRuntime struct {
-	runs *controlplane.Service
-	q    *queue.Queue
+	runs        *controlplane.Service
+	q           *queue.Queue
+	stopSweeper context.CancelFunc
 }
 
 // startWorkflows opens the queue on the configured database, starts its
@@ -84,11 +85,17 @@ func startWorkflows(ctx context.Context, cfg config.Config, st store.Store, p *p
 	} else if n > 0 {
 		logger.Info("runs_resumed", "count", n)
 	}
+	// Runs whose worker died without coming back (several workers on
+	// PostgreSQL) are woken once their lease expires.
+	sweepCtx, stop := context.WithCancel(ctx)
+	w.stopSweeper = stop
+	go w.runs.SweepEvery(sweepCtx, 15*time.Second)
 	return w, nil
 }
 
 // stop stops taking jobs and waits (until ctx ends) for running ones.
 func (w *workflowRuntime) stop(ctx context.Context) {
+	w.stopSweeper()
 	_ = w.q.Stop(ctx)
 	w.runs.Wait()
 	_ = w.q.Close()
