@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -14,8 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentcraftlab/agentcraft/internal/config"
-	"github.com/agentcraftlab/agentcraft/platform"
-	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/contract"
 )
@@ -96,19 +93,6 @@ func runWorkflow(ctx context.Context, cfg config.Config, def *workflow.Definitio
 		lc.Level = "warn"
 	}
 	logger := newLogger(stderr, lc)
-	st, err := openStore(ctx, cfg.Database.URL, logger)
-	if err != nil {
-		return fmt.Errorf("open database: %w", err)
-	}
-	defer st.Close()
-	key, err := secret.LoadMasterKey(os.Getenv(secret.EnvMasterKey), cfg.Secrets.MasterKeyFile)
-	if err != nil {
-		return err
-	}
-	box, err := secret.New(key)
-	if err != nil {
-		return err
-	}
 	platformLog := logger
 	if !hasAgents(def) {
 		// The platform warns when no model is reachable, which is noise
@@ -116,17 +100,11 @@ func runWorkflow(ctx context.Context, cfg config.Config, def *workflow.Definitio
 		lc.Level = "error"
 		platformLog = newLogger(stderr, lc)
 	}
-	p, err := platform.New(ctx, st, box, &platform.Options{
-		Providers:        cfg.Providers,
-		Agents:           cfg.Agents,
-		DefaultWorkspace: cfg.Server.Workspace,
-		DetectProviders:  cfg.DetectProviders != nil && *cfg.DetectProviders,
-		Logger:           platformLog,
-	})
+	_, p, closeAll, err := openPlatform(ctx, cfg, logger, platformLog)
 	if err != nil {
 		return err
 	}
-	defer p.Stop()
+	defer closeAll()
 	eng, err := newEngine(cfg, p, logger)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
+	"github.com/agentcraftlab/agentcraft/store"
 )
 
 func serveCmd(e *env) *cobra.Command {
@@ -39,34 +40,43 @@ func serveCmd(e *env) *cobra.Command {
 	return cmd
 }
 
+// openPlatform opens the configured database (migrated), the master key
+// and the platform; platformLog receives the platform's own logs. closeAll
+// releases them in order.
+func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *slog.Logger) (store.Store, *platform.Platform, func(), error) {
+	st, err := openStore(ctx, cfg.Database.URL, logger)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("open database: %w", err)
+	}
+	key, err := secret.LoadMasterKey(os.Getenv(secret.EnvMasterKey), cfg.Secrets.MasterKeyFile)
+	if err == nil {
+		var box *secret.Box
+		if box, err = secret.New(key); err == nil {
+			var p *platform.Platform
+			p, err = platform.New(ctx, st, box, &platform.Options{
+				Providers:        cfg.Providers,
+				Agents:           cfg.Agents,
+				DefaultWorkspace: cfg.Server.Workspace,
+				DetectProviders:  cfg.DetectProviders == nil || *cfg.DetectProviders,
+				Logger:           platformLog,
+			})
+			if err == nil {
+				return st, p, func() { p.Stop(); st.Close() }, nil
+			}
+		}
+	}
+	st.Close()
+	return nil, nil, nil, err
+}
+
 // serve runs the server until ctx ends. When ready is not nil it receives
 // the bound address once the server accepts connections.
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready chan<- string) error {
-	st, err := openStore(ctx, cfg.Database.URL, logger)
-	if err != nil {
-		return fmt.Errorf("open database: %w", err)
-	}
-	defer st.Close()
-
-	key, err := secret.LoadMasterKey(os.Getenv("AGENTCRAFT_MASTER_KEY"), cfg.Secrets.MasterKeyFile)
+	st, p, closeAll, err := openPlatform(ctx, cfg, logger, logger)
 	if err != nil {
 		return err
 	}
-	box, err := secret.New(key)
-	if err != nil {
-		return err
-	}
-	p, err := platform.New(ctx, st, box, &platform.Options{
-		Providers:        cfg.Providers,
-		Agents:           cfg.Agents,
-		DefaultWorkspace: cfg.Server.Workspace,
-		DetectProviders:  *cfg.DetectProviders,
-		Logger:           logger,
-	})
-	if err != nil {
-		return err
-	}
-	defer p.Stop()
+	defer closeAll()
 
 	if cfg.Server.Auth == server.AuthNone {
 		logger.Warn("authentication_disabled", "reason", "server.auth is none", "workspace", cfg.Server.Workspace,

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"context"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// workerCmd runs workflow runs from the queue without serving HTTP: the
+// scale-out process of the PostgreSQL setup (more workers on more
+// machines, each with its own AGENTCRAFT_WORKER_ID).
+func workerCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "worker",
+		Short: "Execute queued workflow runs (no HTTP server); for PostgreSQL scale-out",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := e.load()
+			if err != nil {
+				return err
+			}
+			logger := newLogger(e.stderr, cfg.Log)
+			if strings.HasPrefix(cfg.Database.URL, "sqlite://") {
+				logger.Warn("worker_on_sqlite", "reason", "serve already executes runs on SQLite, which allows one executing process",
+					"fix", "point database.url at PostgreSQL to run separate workers")
+			}
+			ctx := cmd.Context()
+			st, p, closeAll, err := openPlatform(ctx, cfg, logger, logger)
+			if err != nil {
+				return err
+			}
+			defer closeAll()
+			wf, err := startWorkflows(ctx, cfg, st, p, logger)
+			if err != nil {
+				return err
+			}
+			logger.Info("worker_started", "database", redactURL(cfg.Database.URL))
+			<-ctx.Done()
+			logger.Info("worker_stopping")
+			sctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
+			defer cancel()
+			wf.stop(sctx)
+			return nil
+		},
+	}
+}
