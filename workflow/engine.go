@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -557,21 +558,19 @@ func (r *run) bodyOutput(sc *scope, st map[int]*nodeState) any {
 	seen := map[int]bool{}
 	for _, ei := range sc.exits {
 		m := r.p.esrc[ei]
-		if s := st[m]; s != nil && s.done && !seen[m] && r.ran(s) {
+		if s := st[m]; s != nil && s.done && !seen[m] && s.ran {
 			seen[m] = true
 			outs = append(outs, s.output)
 		}
 	}
 	for _, m := range sc.sinks {
-		if s := st[m]; s != nil && s.done && !seen[m] && r.ran(s) {
+		if s := st[m]; s != nil && s.done && !seen[m] && s.ran {
 			seen[m] = true
 			outs = append(outs, s.output)
 		}
 	}
 	return merge(outs, "\n\n")
 }
-
-func (r *run) ran(s *nodeState) bool { return s.ran }
 
 // merge combines several outputs into one input: one stays as it is,
 // several join as text.
@@ -601,7 +600,7 @@ func (r *run) inputOf(sc *scope, st map[int]*nodeState, m int, entryInput any) a
 	for _, ei := range sc.in[m] {
 		src := r.p.effective(r.p.esrc[ei], sc)
 		s := st[src]
-		if s == nil || !s.ran || slices01(seen, src) || !r.edgeActive(src, ei, s) {
+		if s == nil || !s.ran || slices.Contains(seen, src) || !r.edgeActive(src, ei, s) {
 			continue
 		}
 		seen = append(seen, src)
@@ -648,7 +647,7 @@ func (r *run) execNode(ctx context.Context, sr *scopeRun, m int, in any) (Result
 		}
 		var ex map[int]bool
 		if pn.kind.Compound == CompoundParallel {
-			ex = r.replayExits(pn, s)
+			ex = replayExits(s)
 		}
 		r.afterNode(sr, pn, res.Output)
 		return res, ex, nil
@@ -759,7 +758,8 @@ func exitHandle(ex map[int]bool) string {
 	return b.String()
 }
 
-func (r *run) replayExits(pn *planNode, s Saved) map[int]bool {
+// replayExits decodes exitHandle.
+func replayExits(s Saved) map[int]bool {
 	ex := map[int]bool{}
 	for _, f := range strings.Split(s.Handle, ",") {
 		if ei, err := strconv.Atoi(f); err == nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,8 +74,8 @@ type planNode struct {
 	// readsNodes: the config mentions nodes.<id>, so the node needs the
 	// outputs of other nodes (otherwise it is spared the copy).
 	readsNodes bool
-	// agentOuts, for an agent with several outgoing edges (handoff), are
-	// the targets it may hand off to.
+	// handoff: an agent-like node with several outgoing edges, which
+	// chooses one by calling a handoff_to_<node> tool.
 	handoff bool
 }
 
@@ -96,8 +97,8 @@ type scope struct {
 	// make the body's output.
 	sinks   []int
 	members map[int]bool
-	// prefix is added to the keys of executions within the scope.
-	branch int // branch index for parallel branch scopes
+	// branch is the index of a parallel branch scope among its owner's.
+	branch int
 }
 
 // prepare builds a plan from a definition Validate accepted.
@@ -224,7 +225,7 @@ func (p *Plan) buildScope(g *graph, owner int, members []int, entry []int) (*sco
 			for bi, set := range branchSets[c] {
 				var ent []int
 				for _, ei := range g.outs[c] {
-					if slices01(set, g.index[p.edges[ei].Target]) {
+					if slices.Contains(set, g.index[p.edges[ei].Target]) {
 						ent = append(ent, ei)
 					}
 				}
@@ -263,7 +264,7 @@ func (p *Plan) buildScope(g *graph, owner int, members []int, entry []int) (*sco
 				// a loop's body coming back: not an input of the loop here
 			default:
 				sc.in[t] = append(sc.in[t], ei)
-				if !slices01(p.nodes[src].outs, ei) {
+				if !slices.Contains(p.nodes[src].outs, ei) {
 					p.nodes[src].outs = append(p.nodes[src].outs, ei)
 				}
 			}
@@ -395,15 +396,6 @@ func (p *Plan) reachWithin(g *graph, c int, from []int, in map[int]bool) []int {
 		}
 	}
 	return out
-}
-
-func slices01(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // compileExpressions compiles a node's expr-lang expressions once.
