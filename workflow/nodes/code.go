@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -57,4 +58,13 @@ func code() workflow.Kind {
 			return nil
 		},
 	}
+}
+
+// execCode runs the code node's transform.
+func execCode(ctx context.Context, x *workflow.Exec) (workflow.Result, error) {
+	out, err := x.Services.Transform.Run(ctx, x.Node.Config, x.Data)
+	if err != nil {
+		return workflow.Result{}, err
+	}
+	return workflow.Result{Output: out}, nil
 }

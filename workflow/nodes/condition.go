@@ -1,6 +1,11 @@
 package nodes
 
-import "github.com/agentcraftlab/agentcraft/workflow"
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentcraftlab/agentcraft/workflow"
+)
 
 // condition branches on a boolean expression; its edges leave by
 // sourceHandle "true" or "false".
@@ -16,4 +21,14 @@ func condition() workflow.Kind {
 		},
 		Handles: func(map[string]any) []string { return []string{"true", "false"} },
 	}
+}
+
+// execCondition evaluates the expression and leaves by "true" or "false";
+// its output is its input, so the branch sees the same data.
+func execCondition(_ context.Context, x *workflow.Exec) (workflow.Result, error) {
+	ok, err := x.Eval("")
+	if err != nil {
+		return workflow.Result{}, fmt.Errorf("expression: %w", err)
+	}
+	return workflow.Result{Output: x.Input, Handle: fmt.Sprint(ok)}, nil
 }

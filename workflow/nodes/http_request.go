@@ -1,6 +1,19 @@
 package nodes
 
-import "github.com/agentcraftlab/agentcraft/workflow"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/workflow"
+	"github.com/agentcraftlab/agentcraft/workflow/transform"
+)
 
 // httpRequest calls an HTTP endpoint. Private and loopback addresses are
 // blocked unless the server's allow list names them; a node cannot lift
@@ -22,4 +35,139 @@ func httpRequest() workflow.Kind {
 			{Name: "response_mapping", Type: workflow.TypeObject, Doc: "output fields as JSON paths into the response, such as {\"title\": \"$.title\"}"},
 		},
 	}
+}
+
+// maxHTTPBody bounds the response an http-request node reads.
+const maxHTTPBody = 10 << 20
+
+// execHTTP calls the endpoint: URL, headers and body rendered from
+// templates, an Idempotency-Key of the run and execution (so a resumed
+// run's repeat can be recognised by the receiver), retries after network
+// errors and 5xx with a short backoff. The output is {status, headers,
+// body} with body parsed when it is JSON, or the response_mapping fields
+// extracted from it. A 4xx or a final 5xx fails the node. The client
+// (Services.HTTP) enforces the egress policy: private and loopback
+// addresses are refused unless allow-listed.
+func execHTTP(ctx context.Context, x *workflow.Exec) (workflow.Result, error) {
+	if x.Services.HTTP == nil {
+		return workflow.Result{}, errors.New("no HTTP client is configured")
+	}
+	cfg := x.Node.Config
+	method, _ := cfg["method"].(string)
+	if method == "" {
+		method = http.MethodGet
+	}
+	rawURL, _ := cfg["url"].(string)
+	url, err := x.Render(rawURL)
+	if err != nil {
+		return workflow.Result{}, fmt.Errorf("config.url: %w", err)
+	}
+	var body []byte
+	if b, ok := cfg["body"].(string); ok {
+		s, err := x.Render(b)
+		if err != nil {
+			return workflow.Result{}, fmt.Errorf("config.body: %w", err)
+		}
+		body = []byte(s)
+	}
+	headers := map[string]string{}
+	if hs, ok := cfg["headers"].(map[string]any); ok {
+		for k, v := range hs {
+			s, _ := v.(string)
+			if headers[k], err = x.Render(s); err != nil {
+				return workflow.Result{}, fmt.Errorf("config.headers.%s: %w", k, err)
+			}
+		}
+	}
+	timeout := 30 * time.Second
+	if t, ok := cfg["timeout"].(string); ok {
+		if timeout, err = time.ParseDuration(t); err != nil {
+			return workflow.Result{}, fmt.Errorf("config.timeout: %w", err)
+		}
+	}
+	retries := intOr(cfg["retries"], 0)
+	var (
+		status int
+		hdr    http.Header
+		data   []byte
+	)
+	for attempt := 0; ; attempt++ {
+		status, hdr, data, err = doHTTP(ctx, x, method, url, headers, body, timeout)
+		retryable := err != nil || status >= 500
+		if !retryable || attempt >= retries || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return workflow.Result{}, ctx.Err()
+		case <-time.After(time.Duration(200<<attempt) * time.Millisecond):
+		}
+	}
+	if err != nil {
+		return workflow.Result{}, err
+	}
+	var parsed any = string(data)
+	if json.Valid(data) && len(bytes.TrimSpace(data)) > 0 {
+		_ = json.Unmarshal(data, &parsed)
+	}
+	if status >= 400 {
+		return workflow.Result{}, fmt.Errorf("%s %s answered %d: %s", method, url, status, snippet(string(data)))
+	}
+	if m, ok := cfg["response_mapping"].(map[string]any); ok && len(m) > 0 {
+		out := make(map[string]any, len(m))
+		for field, p := range m {
+			path, _ := p.(string)
+			v, err := transform.Extract(parsed, path)
+			if err != nil {
+				return workflow.Result{}, fmt.Errorf("config.response_mapping.%s: %w", field, err)
+			}
+			out[field] = v
+		}
+		return workflow.Result{Output: out}, nil
+	}
+	h := make(map[string]any, len(hdr))
+	for k := range hdr {
+		h[strings.ToLower(k)] = hdr.Get(k)
+	}
+	return workflow.Result{Output: map[string]any{"status": float64(status), "headers": h, "body": parsed}}, nil
+}
+
+func doHTTP(ctx context.Context, x *workflow.Exec, method, url string, headers map[string]string, body []byte, timeout time.Duration) (int, http.Header, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("request: %w", err)
+	}
+	if body != nil && json.Valid(body) {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Idempotency-Key", x.RunID+"/"+x.Key)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := x.Services.HTTP.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPBody+1))
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("read response: %w", err)
+	}
+	if len(data) > maxHTTPBody {
+		return 0, nil, nil, fmt.Errorf("response larger than %d bytes", maxHTTPBody)
+	}
+	return resp.StatusCode, resp.Header, data, nil
+}
+
+func snippet(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
 }

@@ -1,6 +1,11 @@
 package nodes
 
-import "github.com/agentcraftlab/agentcraft/workflow"
+import (
+	"context"
+
+	"github.com/agentcraftlab/agentcraft/workflow"
+	"github.com/agentcraftlab/agentcraft/workflow/contract"
+)
 
 // normalize fills defaults for optional inputs and reports
 // {original, normalized, defaults_applied}.
@@ -22,4 +27,20 @@ func normalize() workflow.Kind {
 			{Name: "defaults", Type: workflow.TypeObject, Required: true, Doc: "field → default value for fields that are missing or empty"},
 		},
 	}
+}
+
+// execNormalize fills defaults and outputs {original, normalized,
+// defaults_applied}; later nodes read output.normalized.
+func execNormalize(_ context.Context, x *workflow.Exec) (workflow.Result, error) {
+	v, err := x.ConfigTemplate("source", "{{input}}")
+	if err != nil {
+		return workflow.Result{}, err
+	}
+	defaults, _ := x.Node.Config["defaults"].(map[string]any)
+	res := contract.Normalize(v, defaults)
+	out, err := jsonNative(map[string]any{"original": res.Original, "normalized": res.Normalized, "defaults_applied": res.DefaultsApplied})
+	if err != nil {
+		return workflow.Result{}, err
+	}
+	return workflow.Result{Output: out}, nil
 }

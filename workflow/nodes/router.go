@@ -1,8 +1,12 @@
 package nodes
 
 import (
+	"context"
 	"fmt"
+	"strings"
 
+	"github.com/agentcraftlab/agentcraft/agent"
+	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/workflow"
 )
 
@@ -71,4 +75,90 @@ func routeNames(cfg map[string]any) []string {
 		}
 	}
 	return names
+}
+
+// execRouter picks a route: in expression mode the first route whose
+// expression holds; in llm mode the route whose name the model answers.
+// With no match it takes default, or fails naming the routes.
+func execRouter(ctx context.Context, x *workflow.Exec) (workflow.Result, error) {
+	routes := routeNames(x.Node.Config)
+	def, _ := x.Node.Config["default"].(string)
+	in, err := x.ConfigTemplate("input", "{{input}}")
+	if err != nil {
+		return workflow.Result{}, err
+	}
+	choice := ""
+	if x.Node.Config["mode"] == "llm" {
+		choice, err = classify(ctx, x, in)
+		if err != nil {
+			return workflow.Result{}, err
+		}
+	} else {
+		for _, name := range routes {
+			ok, err := x.Eval(name)
+			if err != nil {
+				return workflow.Result{}, fmt.Errorf("route %q: %w", name, err)
+			}
+			if ok {
+				choice = name
+				break
+			}
+		}
+	}
+	if choice == "" {
+		choice = def
+	}
+	if choice == "" {
+		return workflow.Result{}, fmt.Errorf("no route matched and no default is set (routes: %s)", strings.Join(routes, ", "))
+	}
+	return workflow.Result{Output: x.Input, Handle: choice}, nil
+}
+
+// classify asks the router's model for one route name.
+func classify(ctx context.Context, x *workflow.Exec, in any) (string, error) {
+	if x.Services.Agents == nil {
+		return "", fmt.Errorf("llm routing needs a model, and no agent resolver is configured")
+	}
+	model, _ := x.Node.Config["model"].(string)
+	var b strings.Builder
+	b.WriteString("Classify the user's text into exactly one of these labels and answer with the label only.\nLabels:\n")
+	routes, _ := x.Node.Config["routes"].([]any)
+	var names []string
+	for _, r := range routes {
+		route, _ := r.(map[string]any)
+		name, _ := route["name"].(string)
+		desc, _ := route["description"].(string)
+		names = append(names, name)
+		fmt.Fprintf(&b, "- %s", name)
+		if desc != "" {
+			fmt.Fprintf(&b, ": %s", desc)
+		}
+		b.WriteByte('\n')
+	}
+	a, err := x.Services.Agents.Inline(ctx, x.WorkspaceID, workflow.InlineAgent{Model: model, Instructions: b.String(), MaxTurns: 1})
+	if err != nil {
+		return "", err
+	}
+	text, _ := textOf(in)
+	res, err := a.Generate(ctx, agent.Input{Messages: []llm.Message{llm.Text(llm.RoleUser, text)}, Buffered: true})
+	if err != nil {
+		return "", fmt.Errorf("classify: %w", err)
+	}
+	answer := strings.Trim(strings.TrimSpace(res.Message.Text()), "\"'`.")
+	for _, n := range names {
+		if strings.EqualFold(answer, n) {
+			return n, nil
+		}
+	}
+	// A model that answers in a sentence: take the one label it names.
+	var found []string
+	for _, n := range names {
+		if strings.Contains(strings.ToLower(answer), strings.ToLower(n)) {
+			found = append(found, n)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], nil
+	}
+	return "", nil
 }
