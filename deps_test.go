@@ -94,6 +94,8 @@ func TestPackageDirection(t *testing.T) {
 		{from: "platform", forbidden: []string{"workflow", "controlplane", "server", "internal/cli"}},
 		{from: "controlplane", forbidden: []string{"server", "internal/cli"}},
 		{from: "queue", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "internal/cli"}},
+		{from: "pii", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "store", "internal/cli"}},
+		{from: "guard", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "store", "internal/cli"}},
 		{from: "server", forbidden: []string{"internal/cli"}},
 	}
 	var problems []string
