@@ -1,0 +1,556 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentcraftlab/agentcraft/search"
+	"github.com/agentcraftlab/agentcraft/search/internal/postings"
+)
+
+// indexText is what both the tokenizer and the embedder see (as in
+// search/memory).
+func indexText(d search.Document) string {
+	if d.Title == "" {
+		return d.Text
+	}
+	return d.Title + "\n" + d.Text
+}
+
+// Index adds or replaces docs in one transaction. With an Embedder, all
+// vectors are computed first; if that fails nothing is indexed and the error
+// is returned, so a caller can retry the batch. When the same (Index, ID)
+// appears twice in docs, the later one wins.
+func (e *Engine) Index(ctx context.Context, docs ...search.Document) error {
+	for i, d := range docs {
+		if d.ID == "" || d.Index == "" {
+			return fmt.Errorf("postgres search: index document %d: id and index must be set", i)
+		}
+		if err := storable(d); err != nil {
+			return fmt.Errorf("postgres search: index document %d (%q): %w", i, d.ID, err)
+		}
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	docs = lastOfEach(docs)
+	var vecs [][]float32
+	if e.emb != nil {
+		texts := make([]string, len(docs))
+		for i, d := range docs {
+			texts[i] = indexText(d)
+		}
+		var err error
+		vecs, err = e.emb.Embed(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("postgres search: embed documents: %w", err)
+		}
+		if len(vecs) != len(docs) {
+			return fmt.Errorf("postgres search: embed documents: got %d vectors for %d texts", len(vecs), len(docs))
+		}
+		for i, v := range vecs {
+			if len(v) != e.emb.Dimension() {
+				return fmt.Errorf("postgres search: embed document %q: vector length %d, embedder dimension %d", docs[i].ID, len(v), e.emb.Dimension())
+			}
+		}
+	}
+	terms, err := e.tokenize(ctx, docs)
+	if err != nil {
+		return err
+	}
+	byIndex := make(map[string][]int)
+	for i, d := range docs {
+		byIndex[d.Index] = append(byIndex[d.Index], i)
+	}
+	// Indexes are locked in name order, so two batches touching the same
+	// indexes cannot deadlock.
+	names := slices.Sorted(maps.Keys(byIndex))
+	err = e.write(ctx, func(tx pgx.Tx) error {
+		for _, name := range names {
+			if err := e.indexInto(ctx, tx, name, docs, terms, vecs, byIndex[name]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres search: index: %w", err)
+	}
+	return nil
+}
+
+// storable rejects what PostgreSQL's text and jsonb cannot hold (a NUL
+// byte, invalid UTF-8) before anything is written, with an error that
+// names the field, instead of a failed batch with a server encoding error.
+func storable(d search.Document) error {
+	check := func(field, s string) error {
+		switch {
+		case !utf8.ValidString(s):
+			return fmt.Errorf("%s is not valid UTF-8: convert it to UTF-8 before indexing", field)
+		case strings.IndexByte(s, 0) >= 0:
+			return fmt.Errorf("%s contains a NUL byte, which PostgreSQL text cannot store: remove it before indexing", field)
+		}
+		return nil
+	}
+	errs := []error{check("id", d.ID), check("index", d.Index), check("title", d.Title), check("text", d.Text)}
+	for k, v := range d.Metadata {
+		errs = append(errs, check(fmt.Sprintf("metadata key %q", k), k), check(fmt.Sprintf("metadata %q value", k), v))
+	}
+	return errors.Join(errs...)
+}
+
+// lastOfEach drops every document that a later one with the same Index and
+// ID replaces, so a batch behaves like indexing its documents one by one.
+func lastOfEach(docs []search.Document) []search.Document {
+	type key struct{ index, id string }
+	last := make(map[key]int, len(docs))
+	for i, d := range docs {
+		last[key{d.Index, d.ID}] = i
+	}
+	if len(last) == len(docs) {
+		return docs
+	}
+	out := make([]search.Document, 0, len(last))
+	for i, d := range docs {
+		if last[key{d.Index, d.ID}] == i {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// write runs fn in a read-committed transaction.
+func (e *Engine) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	tx, err := e.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		return errors.Join(err, tx.Rollback(ctx))
+	}
+	return tx.Commit(ctx)
+}
+
+// indexInto writes docs[at...] (all of index name) inside tx.
+func (e *Engine) indexInto(ctx context.Context, tx pgx.Tx, name string, docs []search.Document, terms [][]string, vecs [][]float32, at []int) error {
+	// The upsert locks the index row until commit: see the package doc on
+	// why document ids must be taken under it.
+	var ixID int64
+	if err := tx.QueryRow(ctx, e.sql.upsertIndex, name).Scan(&ixID); err != nil {
+		return fmt.Errorf("index %q: %w", name, err)
+	}
+	ids := make([]string, len(at))
+	for i, j := range at {
+		ids[i] = docs[j].ID
+	}
+	dDocs, dLen, err := e.removeDocs(ctx, tx, ixID, ids)
+	if err != nil {
+		return fmt.Errorf("index %q: replace: %w", name, err)
+	}
+
+	// Term frequencies per document and document frequencies of the batch.
+	tfs := make([]map[string]int32, len(at))
+	df := make(map[string]int64)
+	var order []string // distinct terms in first-seen order
+	for i, j := range at {
+		tf := make(map[string]int32, len(terms[j]))
+		for _, t := range terms[j] {
+			if tf[t] == 0 {
+				if df[t] == 0 {
+					order = append(order, t)
+				}
+				df[t]++
+			}
+			tf[t]++
+		}
+		tfs[i] = tf
+	}
+	termIDs, err := e.upsertTerms(ctx, tx, ixID, order, df)
+	if err != nil {
+		return fmt.Errorf("index %q: terms: %w", name, err)
+	}
+
+	n := len(at)
+	extIDs, titles, bodies := make([]string, n), make([]string, n), make([]string, n)
+	metas := make([][]byte, n)
+	lens := make([]int64, n)
+	termLists, vecBlobs := make([][]byte, n), make([][]byte, n)
+	var totalLen int64
+	for i, j := range at {
+		d := docs[j]
+		if metas[i], err = encodeMetadata(d.Metadata); err != nil {
+			return fmt.Errorf("document %q: %w", d.ID, err)
+		}
+		if vecs != nil {
+			vecBlobs[i] = encodeVector(vecs[j])
+		}
+		tids := make([]int64, 0, len(tfs[i]))
+		for t := range tfs[i] {
+			tids = append(tids, termIDs[t].id)
+		}
+		slices.Sort(tids)
+		extIDs[i], titles[i], bodies[i] = d.ID, d.Title, d.Text
+		lens[i] = int64(len(terms[j]))
+		termLists[i] = postings.EncodeIDs(tids)
+		totalLen += lens[i]
+	}
+	docIDs := make(map[string]int64, n)
+	rows, err := tx.Query(ctx, e.sql.insertDocs, ixID, extIDs, titles, bodies, jsonbArray(metas), lens, termLists, vecBlobs)
+	if err != nil {
+		return fmt.Errorf("insert documents: %w", err)
+	}
+	var id int64
+	var ext string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &ext}, func() error { docIDs[ext] = id; return nil }); err != nil {
+		return fmt.Errorf("insert documents: %w", err)
+	}
+
+	byTerm := make(map[int64][]postings.Posting, len(order))
+	for i := range at {
+		docID, ok := docIDs[extIDs[i]]
+		if !ok {
+			return fmt.Errorf("document %q: no id returned", extIDs[i])
+		}
+		for t, tf := range tfs[i] {
+			tid := termIDs[t].id
+			byTerm[tid] = append(byTerm[tid], postings.Posting{Doc: docID, TF: int64(tf), Len: lens[i]})
+		}
+	}
+	if err := e.appendPostings(ctx, tx, order, termIDs, byTerm); err != nil {
+		return fmt.Errorf("postings: %w", err)
+	}
+	_, err = tx.Exec(ctx, e.sql.bumpIndex, int64(n)-dDocs, totalLen-dLen, ixID)
+	return err
+}
+
+// jsonbArray passes metadata as jsonb[] with NULL elements for documents
+// without metadata.
+func jsonbArray(metas [][]byte) []*string {
+	out := make([]*string, len(metas))
+	for i, m := range metas {
+		if m != nil {
+			s := string(m)
+			out[i] = &s
+		}
+	}
+	return out
+}
+
+// termID is a term's row id; fresh means it had no postings before the
+// batch.
+type termID struct {
+	id    int64
+	fresh bool
+}
+
+// upsertTerms adds df[t] to the document frequency of every term of order,
+// creating missing terms, and returns their ids.
+func (e *Engine) upsertTerms(ctx context.Context, tx pgx.Tx, ixID int64, order []string, df map[string]int64) (map[string]termID, error) {
+	dfs := make([]int64, len(order))
+	for i, t := range order {
+		dfs[i] = df[t]
+	}
+	rows, err := tx.Query(ctx, e.sql.upsertTerms, ixID, order, dfs)
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[string]termID, len(order))
+	var id, n int64
+	var t string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &t, &n}, func() error {
+		// The stored df equals the batch's only when it was 0: a term
+		// whose df fell to 0 has no segments left (Remove drops empty ones).
+		ids[t] = termID{id: id, fresh: n == df[t]}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	for _, t := range order {
+		if _, ok := ids[t]; !ok {
+			return nil, fmt.Errorf("term %q: no id returned", t)
+		}
+	}
+	return ids, nil
+}
+
+// appendPostings appends the new postings of every term: one statement reads
+// the last segment of the terms that have one, one writes the grown and new
+// segments.
+func (e *Engine) appendPostings(ctx context.Context, tx pgx.Tx, order []string, ids map[string]termID, byTerm map[int64][]postings.Posting) error {
+	var known []int64
+	for _, t := range order {
+		if id := ids[t]; !id.fresh {
+			known = append(known, id.id)
+		}
+	}
+	tails := make(map[int64]*postings.Segment, len(known))
+	if len(known) > 0 {
+		rows, err := tx.Query(ctx, e.sql.tails, known)
+		if err != nil {
+			return err
+		}
+		var term int64
+		var seg postings.Segment
+		if _, err := pgx.ForEachRow(rows, []any{&term, &seg.First, &seg.Data}, func() error {
+			tails[term] = &postings.Segment{First: seg.First, Data: slices.Clone(seg.Data)}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	var terms, firsts []int64
+	var datas [][]byte
+	for _, t := range order {
+		id := ids[t].id
+		ps := byTerm[id]
+		slices.SortFunc(ps, func(a, b postings.Posting) int { return cmp.Compare(a.Doc, b.Doc) })
+		segs, err := postings.AppendSegments(tails[id], ps)
+		if err != nil {
+			return fmt.Errorf("term %d: %w", id, err)
+		}
+		for _, s := range segs {
+			terms = append(terms, id)
+			firsts = append(firsts, s.First)
+			datas = append(datas, s.Data)
+		}
+	}
+	return e.putSegments(ctx, tx, terms, firsts, datas)
+}
+
+// segmentBatch bounds the segments written per statement (up to 4 MB of
+// parameters each).
+const segmentBatch = 1024
+
+func (e *Engine) putSegments(ctx context.Context, tx pgx.Tx, terms, firsts []int64, datas [][]byte) error {
+	for i := 0; i < len(terms); i += segmentBatch {
+		j := min(i+segmentBatch, len(terms))
+		if _, err := tx.Exec(ctx, e.sql.putSegments, terms[i:j], firsts[i:j], datas[i:j]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeDocs deletes the documents ids of index ixID with their postings and
+// lowers the document frequencies of their terms. It returns how many
+// documents and terms it removed; the caller updates search_indexes.
+func (e *Engine) removeDocs(ctx context.Context, tx pgx.Tx, ixID int64, ids []string) (docs, terms int64, err error) {
+	rows, err := tx.Query(ctx, e.sql.findDocs, ixID, ids)
+	if err != nil {
+		return 0, 0, err
+	}
+	var found []int64
+	var tIDs, tDocs []int64 // (term, doc) pairs of the removed postings
+	removed := make(map[int64][]int64)
+	var docID, n int64
+	var blob []byte
+	if _, err := pgx.ForEachRow(rows, []any{&docID, &n, &blob}, func() error {
+		ts, err := postings.DecodeIDs(blob)
+		if err != nil {
+			return fmt.Errorf("document row %d: %w", docID, err)
+		}
+		for _, t := range ts {
+			tIDs = append(tIDs, t)
+			tDocs = append(tDocs, docID)
+			removed[t] = append(removed[t], docID)
+		}
+		found = append(found, docID)
+		docs++
+		terms += n
+		return nil
+	}); err != nil {
+		return 0, 0, err
+	}
+	if docs == 0 {
+		return 0, 0, nil
+	}
+	rows, err = tx.Query(ctx, e.sql.segmentsOf, tIDs, tDocs)
+	if err != nil {
+		return 0, 0, err
+	}
+	var putT, putF, dropT, dropF []int64
+	var putD [][]byte
+	var term, first int64
+	var data []byte
+	if _, err := pgx.ForEachRow(rows, []any{&term, &first, &data}, func() error {
+		out, k, err := postings.Remove(first, data, removed[term])
+		if err != nil {
+			return fmt.Errorf("term %d: %w", term, err)
+		}
+		switch {
+		case k == 0:
+		case len(out) == 0:
+			dropT, dropF = append(dropT, term), append(dropF, first)
+		default:
+			putT, putF, putD = append(putT, term), append(putF, first), append(putD, slices.Clone(out))
+		}
+		return nil
+	}); err != nil {
+		return 0, 0, err
+	}
+	if len(dropT) > 0 {
+		if _, err := tx.Exec(ctx, e.sql.dropSegments, dropT, dropF); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := e.putSegments(ctx, tx, putT, putF, putD); err != nil {
+		return 0, 0, err
+	}
+	lowerIDs := slices.Sorted(maps.Keys(removed))
+	lowerBy := make([]int64, len(lowerIDs))
+	for i, t := range lowerIDs {
+		lowerBy[i] = int64(len(removed[t]))
+	}
+	if _, err := tx.Exec(ctx, e.sql.lowerDF, lowerIDs, lowerBy); err != nil {
+		return 0, 0, err
+	}
+	if _, err := tx.Exec(ctx, e.sql.deleteDocs, found); err != nil {
+		return 0, 0, err
+	}
+	return docs, terms, nil
+}
+
+// Delete removes ids from index; unknown ids and indexes are ignored.
+func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := e.write(ctx, func(tx pgx.Tx) error {
+		var ixID int64
+		err := tx.QueryRow(ctx, e.sql.lockIndex, index).Scan(&ixID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		docs, terms, err := e.removeDocs(ctx, tx, ixID, ids)
+		if err != nil || docs == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, e.sql.lowerIndex, docs, terms, ixID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres search: delete from %q: %w", index, err)
+	}
+	return nil
+}
+
+// DeleteIndex removes index and all its documents; an unknown index is
+// ignored.
+func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
+	err := e.write(ctx, func(tx pgx.Tx) error {
+		var ixID int64
+		err := tx.QueryRow(ctx, e.sql.lockIndex, index).Scan(&ixID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, q := range e.sql.dropIndex {
+			if _, err := tx.Exec(ctx, q, ixID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres search: delete index %q: %w", index, err)
+	}
+	e.vecMu.Lock()
+	defer e.vecMu.Unlock()
+	for id, c := range e.vecs {
+		if c.name == index {
+			delete(e.vecs, id)
+		}
+	}
+	return nil
+}
+
+// Len reports the number of documents in index.
+func (e *Engine) Len(ctx context.Context, index string) (int, error) {
+	var n int
+	err := e.pool.QueryRow(ctx, e.sql.count, index).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("postgres search: count %q: %w", index, err)
+	}
+	return n, nil
+}
+
+// tokenize splits every document into terms before the write transaction
+// (it is the expensive part of indexing), on all CPUs for large batches.
+func (e *Engine) tokenize(ctx context.Context, docs []search.Document) ([][]string, error) {
+	terms := make([][]string, len(docs))
+	workers := min(runtime.GOMAXPROCS(0), len(docs)/minDocsPerWorker)
+	if workers <= 1 {
+		for i, d := range docs {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("postgres search: index: %w", err)
+			}
+			terms[i] = e.tok.Tokens(indexText(d))
+		}
+		return terms, nil
+	}
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(docs) {
+					return
+				}
+				terms[i] = e.tok.Tokens(indexText(docs[i]))
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("postgres search: index: %w", err)
+	}
+	return terms, nil
+}
+
+// minDocsPerWorker keeps small batches on the calling goroutine.
+const minDocsPerWorker = 32
+
+// encodeMetadata stores nil as NULL so a document without metadata comes
+// back with nil Metadata, as from search/memory.
+func encodeMetadata(m map[string]string) ([]byte, error) {
+	if m == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode metadata: %w", err)
+	}
+	return b, nil
+}
+
+func decodeMetadata(b []byte) (map[string]string, error) {
+	if b == nil {
+		return nil, nil
+	}
+	m := map[string]string{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("decode metadata: %w", err)
+	}
+	return m, nil
+}

@@ -1,0 +1,467 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentcraftlab/agentcraft/search"
+	"github.com/agentcraftlab/agentcraft/search/memory"
+	"github.com/agentcraftlab/agentcraft/search/postgres"
+	"github.com/agentcraftlab/agentcraft/search/searchtest"
+)
+
+// scores maps "index/id" to score.
+func scores(hs []search.Hit) map[string]float64 {
+	out := make(map[string]float64, len(hs))
+	for _, h := range hs {
+		out[h.Index+"/"+h.ID] = h.Score
+	}
+	return out
+}
+
+// sameScores reports a difference between two engines' answers: the same
+// documents with the same scores (to float32 rounding; both accumulate in
+// float32, memory in map order).
+func sameScores(t *testing.T, what string, want, got []search.Hit) {
+	t.Helper()
+	if diff := gocmp.Diff(scores(want), scores(got), gocmp.Comparer(func(a, b float64) bool {
+		return math.Abs(a-b) <= 1e-5*math.Max(1, math.Abs(a))
+	})); diff != "" {
+		t.Errorf("%s: scores (-memory +postgres):\n%s", what, diff)
+	}
+}
+
+// TestMatchesMemory replays random batches of indexing, replacing and
+// deleting on both engines and compares every answer. The vocabulary is
+// small so common terms outgrow one postings segment and deletes hit
+// segments in the middle of a term.
+func TestMatchesMemory(t *testing.T) {
+	ctx := t.Context()
+	pg := open(t, nil)
+	mem, err := memory.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	vocab := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+		"kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango"}
+	doc := func(index string, i int) search.Document {
+		words := make([]string, 3+rng.IntN(40))
+		for j := range words {
+			// Skewed: the first words are in nearly every document.
+			words[j] = vocab[min(rng.IntN(len(vocab)), rng.IntN(len(vocab)))]
+		}
+		return search.Document{ID: fmt.Sprintf("d%04d", i), Index: index, Text: strings.Join(words, " "),
+			Metadata: map[string]string{"parity": fmt.Sprint(i % 2)}}
+	}
+	total := 3000
+	if raceEnabled {
+		t.Log("race detector on: a shorter replay")
+		total /= 5
+	}
+	for i := 0; i < total; {
+		batch := []search.Document{}
+		for range 1 + rng.IntN(200) {
+			index := "a"
+			if rng.IntN(4) == 0 {
+				index = "b"
+			}
+			// Ids repeat: some documents are replaced, in the same batch too.
+			batch = append(batch, doc(index, rng.IntN(total)))
+			i++
+		}
+		for _, e := range []search.Engine{pg, mem} {
+			if err := e.Index(ctx, batch...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rng.IntN(3) == 0 {
+			var ids []string
+			for range rng.IntN(50) {
+				ids = append(ids, fmt.Sprintf("d%04d", rng.IntN(total)))
+			}
+			for _, e := range []search.Engine{pg, mem} {
+				if err := e.Delete(ctx, "a", ids...); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, q := range []search.Query{
+		{Text: "alpha"},
+		{Text: "alpha bravo kilo"},
+		{Text: "tango sierra sierra"},
+		{Text: "romeo", Indexes: []string{"b"}},
+		{Text: "delta echo", Filter: map[string]string{"parity": "1"}},
+		{Text: "zulu"},
+	} {
+		q.TopK = total
+		want, err := mem.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pg.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameScores(t, fmt.Sprintf("%+v", q), want.Hits, got.Hits)
+		// The top 10 agree in order too, ties included.
+		q.TopK = 10
+		want, _ = mem.Search(ctx, q)
+		got, _ = pg.Search(ctx, q)
+		if diff := gocmp.Diff(ids(want.Hits), ids(got.Hits)); diff != "" && !nearTie(want.Hits) {
+			t.Errorf("%q top 10 (-memory +postgres):\n%s", q.Text, diff)
+		}
+	}
+	for _, index := range []string{"a", "b"} {
+		mn := mem.Len(index)
+		pn, err := pg.Len(ctx, index)
+		if err != nil || pn != mn {
+			t.Errorf("Len(%q) = %d, %v; memory has %d", index, pn, err, mn)
+		}
+	}
+}
+
+func ids(hs []search.Hit) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.Index + "/" + h.ID
+	}
+	return out
+}
+
+// nearTie reports adjacent scores closer than float32 rounding, where the
+// two engines may legitimately order differently.
+func nearTie(hs []search.Hit) bool {
+	for i := 1; i < len(hs); i++ {
+		if d := hs[i-1].Score - hs[i].Score; d > 0 && d < 1e-5*hs[i].Score {
+			return true
+		}
+	}
+	return false
+}
+
+// TestConcurrentWriters indexes and deletes from several goroutines (as
+// several processes would) into the same indexes, then compares with memory
+// holding the same documents. Segments need document ids to grow within a
+// term; writers that interleaved their ids would corrupt the order and
+// change scores or fail to decode.
+func TestConcurrentWriters(t *testing.T) {
+	ctx := t.Context()
+	pg := open(t, &postgres.Options{MaxConns: 8})
+	mem, err := memory.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Fields("red green blue cyan magenta yellow black white")
+	const writers, batches = 4, 12
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	var memMu sync.Mutex
+	for w := range writers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 3))
+			for b := range batches {
+				var docs []search.Document
+				for i := range 20 {
+					text := make([]string, 2+rng.IntN(10))
+					for j := range text {
+						text[j] = words[rng.IntN(len(words))]
+					}
+					index := []string{"x", "y"}[rng.IntN(2)]
+					docs = append(docs, search.Document{ID: fmt.Sprintf("w%d-%d-%d", w, b, i), Index: index, Text: strings.Join(text, " ")})
+				}
+				if err := pg.Index(ctx, docs...); err != nil {
+					errs <- err
+					return
+				}
+				del := fmt.Sprintf("w%d-%d-%d", w, b, rng.IntN(20))
+				if err := pg.Delete(ctx, "x", del); err != nil {
+					errs <- err
+					return
+				}
+				memMu.Lock()
+				err := mem.Index(ctx, docs...)
+				if err == nil {
+					err = mem.Delete(ctx, "x", del)
+				}
+				memMu.Unlock()
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"red", "green blue", "black white white"} {
+		q := search.Query{Text: text, TopK: writers * batches * 20, Mode: search.ModeFulltext}
+		want, err := mem.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pg.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameScores(t, text, want.Hits, got.Hits)
+	}
+}
+
+// TestReopen checks that documents, vectors and statistics survive Close,
+// and that opening an existing schema again (as every restart does) leaves
+// it alone.
+func TestReopen(t *testing.T) {
+	ctx := t.Context()
+	dsn := testDSN(t)
+	schema := freshSchema(t, dsn)
+	table := map[string][]float32{"north wind": {1, 0}, "east wind": {0, 1}, "query north": {1, 0.1}}
+	emb := searchtest.NewTableEmbedder(2, table)
+	opts := &postgres.Options{Schema: schema, Embedder: emb, MaxConns: 2}
+	e, err := postgres.Open(ctx, dsn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []search.Document{
+		{ID: "n", Index: "kb", Text: "north wind", Metadata: map[string]string{"side": "up"}},
+		{ID: "e", Index: "kb", Text: "east wind"},
+	}
+	if err := e.Index(ctx, docs...); err != nil {
+		t.Fatal(err)
+	}
+	before, err := e.Search(ctx, search.Query{Text: "wind", Mode: search.ModeFulltext})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+
+	e, err = postgres.Open(ctx, dsn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	after, err := e.Search(ctx, search.Query{Text: "wind", Mode: search.ModeFulltext})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := gocmp.Diff(before, after); diff != "" {
+		t.Errorf("fulltext after reopening (-before +after):\n%s", diff)
+	}
+	if len(after.Hits) != 2 || after.Hits[0].Metadata == nil && after.Hits[1].Metadata == nil {
+		t.Errorf("hits after reopening = %+v, want both documents, one with metadata", after.Hits)
+	}
+	vec, err := e.Search(ctx, search.Query{Text: "query north", Mode: search.ModeVector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := gocmp.Diff([]string{"kb/n", "kb/e"}, ids(vec.Hits)); diff != "" {
+		t.Errorf("vector hits after reopening (-want +got):\n%s", diff)
+	}
+	if len(vec.Hits) > 0 && math.Abs(vec.Hits[0].Score-1/math.Sqrt(1.01)) > 1e-6 {
+		t.Errorf("cosine of the nearest = %v, want %v: vectors must be stored normalised", vec.Hits[0].Score, 1/math.Sqrt(1.01))
+	}
+}
+
+// TestVectorCacheSeesOtherWriters writes through a second engine (another
+// process, as far as the first can tell): the first engine's cached vectors
+// must not hide the new document.
+func TestVectorCacheSeesOtherWriters(t *testing.T) {
+	ctx := t.Context()
+	dsn := testDSN(t)
+	schema := freshSchema(t, dsn)
+	table := map[string][]float32{"old text": {1, 0}, "new text": {0.9, 0.1}, "probe": {0, 1}}
+	emb := searchtest.NewTableEmbedder(2, table)
+	opts := &postgres.Options{Schema: schema, Embedder: emb, MaxConns: 2}
+	a, err := postgres.Open(ctx, dsn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := postgres.Open(ctx, dsn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := a.Index(ctx, search.Document{ID: "old", Index: "kb", Text: "old text"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Search(ctx, search.Query{Text: "probe", Mode: search.ModeVector}); err != nil {
+		t.Fatal(err) // fills a's cache
+	}
+	if err := b.Index(ctx, search.Document{ID: "new", Index: "kb", Text: "new text"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Search(ctx, search.Query{Text: "probe", Mode: search.ModeVector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := gocmp.Diff([]string{"kb/new", "kb/old"}, ids(res.Hits)); diff != "" {
+		t.Errorf("vector hits after another engine wrote (-want +got):\n%s", diff)
+	}
+}
+
+// TestDeleteIndex checks that a dropped index is gone, that re-creating it
+// starts empty, and that its vectors are not served from a stale cache.
+func TestDeleteIndex(t *testing.T) {
+	ctx := t.Context()
+	table := map[string][]float32{"old text": {1, 0}, "new text": {0, 1}, "probe": {1, 0}}
+	e := open(t, &postgres.Options{Embedder: searchtest.NewTableEmbedder(2, table)})
+	if err := e.Index(ctx, search.Document{ID: "x", Index: "kb", Text: "old text"},
+		search.Document{ID: "y", Index: "other", Text: "old text"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Search(ctx, search.Query{Text: "probe", Mode: search.ModeVector}); err != nil {
+		t.Fatal(err) // fills the vector cache
+	}
+	if err := e.DeleteIndex(ctx, "kb"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DeleteIndex(ctx, "no-such-index"); err != nil {
+		t.Errorf("DeleteIndex of an unknown index: %v", err)
+	}
+	res, err := e.Search(ctx, search.Query{Text: "old", Mode: search.ModeFulltext})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := gocmp.Diff([]string{"other/y"}, ids(res.Hits)); diff != "" {
+		t.Errorf("after DeleteIndex(kb) (-want +got):\n%s", diff)
+	}
+	if err := e.Index(ctx, search.Document{ID: "z", Index: "kb", Text: "new text"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = e.Search(ctx, search.Query{Text: "probe", Mode: search.ModeVector, Indexes: []string{"kb"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := gocmp.Diff([]string{"kb/z"}, ids(res.Hits)); diff != "" {
+		t.Errorf("vector hits in the re-created index (-want +got):\n%s", diff)
+	}
+	if n, err := e.Len(ctx, "kb"); err != nil || n != 1 {
+		t.Errorf("Len(kb) = %d, %v; want 1", n, err)
+	}
+}
+
+// TestConcurrentOpen is several processes starting at once on a new
+// schema: the advisory lock makes them create the tables one after the
+// other, and all succeed.
+func TestConcurrentOpen(t *testing.T) {
+	dsn := testDSN(t)
+	schema := freshSchema(t, dsn)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			e, err := postgres.Open(context.Background(), dsn, &postgres.Options{Schema: schema, MaxConns: 2})
+			if err != nil {
+				errs <- err
+				return
+			}
+			e.Close()
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("Open = %v", err)
+	}
+}
+
+// TestNewBorrowsPool checks that an engine on the caller's pool works and
+// that closing it leaves the pool usable.
+func TestNewBorrowsPool(t *testing.T) {
+	ctx := t.Context()
+	dsn := testDSN(t)
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	e, err := postgres.New(ctx, pool, &postgres.Options{Schema: freshSchema(t, dsn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Index(ctx, search.Document{ID: "a", Index: "kb", Text: "borrowed pool"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Search(ctx, search.Query{Text: "pool"})
+	if err != nil || len(res.Hits) != 1 {
+		t.Fatalf("Search = %+v, %v; want one hit", res, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		t.Errorf("pool after Close: %v", err)
+	}
+}
+
+func TestOpenRejectsBadOptions(t *testing.T) {
+	dsn := testDSN(t)
+	for _, tt := range []struct {
+		name string
+		opts *postgres.Options
+		want string
+	}{
+		{"schema not an identifier", &postgres.Options{Schema: "a; DROP TABLE x"}, "plain identifier"},
+		{"negative b", &postgres.Options{Schema: "s_unused", BM25: &memory.BM25{K1: 1.2, B: -0.1}}, "0 <= b <= 1"},
+		{"negative conns", &postgres.Options{MaxConns: -1}, "MaxConns"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := postgres.Open(t.Context(), dsn, tt.opts)
+			if err == nil {
+				e.Close()
+				t.Fatalf("Open succeeded, want an error mentioning %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not mention %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := postgres.New(t.Context(), nil, nil); err == nil || !strings.Contains(err.Error(), "pool is nil") {
+		t.Errorf("New(nil pool) = %v, want an error about the pool", err)
+	}
+}
+
+// TestIndexRejectsUnstorableText checks that text PostgreSQL cannot store
+// is refused up front, naming the field, and that the batch writes nothing.
+func TestIndexRejectsUnstorableText(t *testing.T) {
+	ctx := t.Context()
+	e := open(t, nil)
+	for _, tt := range []struct {
+		name string
+		doc  search.Document
+		want string
+	}{
+		{"nul in text", search.Document{ID: "a", Index: "kb", Text: "before\x00after"}, "text contains a NUL byte"},
+		{"invalid utf-8 title", search.Document{ID: "a", Index: "kb", Title: "\xff", Text: "ok"}, "title is not valid UTF-8"},
+		{"nul in metadata", search.Document{ID: "a", Index: "kb", Text: "ok", Metadata: map[string]string{"k": "v\x00"}}, `metadata "k" value contains a NUL byte`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			good := search.Document{ID: "good", Index: "kb", Text: "fine words"}
+			err := e.Index(ctx, good, tt.doc)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Index = %v, want an error mentioning %q", err, tt.want)
+			}
+			if n, err := e.Len(ctx, "kb"); err != nil || n != 0 {
+				t.Errorf("Len(kb) = %d, %v after a refused batch; want 0", n, err)
+			}
+		})
+	}
+}
