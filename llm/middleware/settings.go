@@ -1,6 +1,9 @@
 package middleware
 
 import (
+	"github.com/agentcraftlab/agentcraft/guard"
+	"github.com/agentcraftlab/agentcraft/pii"
+
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,9 +22,84 @@ import (
 // Unset fields (nil, zero) take the default, which lets Merge layer an
 // agent's settings over its provider's.
 type Settings struct {
+	// Guard and PII are off unless set; an agent's replace its provider's
+	// whole (they are policies, not single knobs).
+	Guard     *GuardSettings    `yaml:"guard,omitempty" json:"guard,omitempty"`
+	PII       *PIISettings      `yaml:"pii,omitempty" json:"pii,omitempty"`
 	RateLimit RateLimitSettings `yaml:"rate_limit,omitempty" json:"rate_limit,omitzero"`
 	Retry     RetrySettings     `yaml:"retry,omitempty" json:"retry,omitzero"`
 	Logging   LoggingSettings   `yaml:"logging,omitempty" json:"logging,omitzero"`
+}
+
+// GuardSettings configure Guard: rules, injection detection, topics.
+type GuardSettings struct {
+	Rules []struct {
+		Name     string       `yaml:"name" json:"name"`
+		Keywords []string     `yaml:"keywords,omitempty" json:"keywords,omitempty"`
+		Pattern  string       `yaml:"pattern,omitempty" json:"pattern,omitempty"`
+		Action   guard.Action `yaml:"action" json:"action"`
+		Message  string       `yaml:"message,omitempty" json:"message,omitempty"`
+		// Direction is input, output or empty for both.
+		Direction string `yaml:"direction,omitempty" json:"direction,omitempty"`
+	} `yaml:"rules,omitempty" json:"rules,omitempty"`
+	Injection bool `yaml:"injection,omitempty" json:"injection,omitempty"`
+	Topics    []struct {
+		Name     string   `yaml:"name" json:"name"`
+		Keywords []string `yaml:"keywords" json:"keywords"`
+	} `yaml:"topics,omitempty" json:"topics,omitempty"`
+	BlockMessage    string `yaml:"block_message,omitempty" json:"block_message,omitempty"`
+	OffTopicMessage string `yaml:"off_topic_message,omitempty" json:"off_topic_message,omitempty"`
+	// ScanOutput also checks answers (streams are held back until scanned).
+	ScanOutput bool `yaml:"scan_output,omitempty" json:"scan_output,omitempty"`
+}
+
+// Policy builds the guard.Filter these settings describe.
+func (g *GuardSettings) Policy() (*guard.Filter, error) {
+	o := guard.Options{Injection: g.Injection, BlockMessage: g.BlockMessage, OffTopicMessage: g.OffTopicMessage}
+	for i, r := range g.Rules {
+		rule := guard.Rule{Name: r.Name, Keywords: r.Keywords, Pattern: r.Pattern, Action: r.Action, Message: r.Message}
+		switch r.Direction {
+		case "":
+		case "input":
+			rule.Direction = guard.DirectionInput
+		case "output":
+			rule.Direction = guard.DirectionOutput
+		default:
+			return nil, fmt.Errorf("guard.rules[%d].direction %q: use input, output or leave it out", i, r.Direction)
+		}
+		o.Rules = append(o.Rules, rule)
+	}
+	for _, t := range g.Topics {
+		o.Topics = append(o.Topics, guard.Topic{Name: t.Name, Keywords: t.Keywords})
+	}
+	return guard.New(&o)
+}
+
+// PIISettings configure PII masking.
+type PIISettings struct {
+	// Locales: Global, TW, JP, KR, US, UK; default all.
+	Locales []string `yaml:"locales,omitempty" json:"locales,omitempty"`
+	// Mode is mask (typed tokens restored in the answer; default) or
+	// redact (***).
+	Mode      string  `yaml:"mode,omitempty" json:"mode,omitempty"`
+	Threshold float64 `yaml:"threshold,omitempty" json:"threshold,omitempty"`
+}
+
+// options builds the PII middleware's options.
+func (p *PIISettings) options() (PIIOptions, error) {
+	det, err := pii.New(&pii.Options{Locales: p.Locales, Threshold: p.Threshold})
+	if err != nil {
+		return PIIOptions{}, err
+	}
+	o := PIIOptions{Detector: det}
+	switch p.Mode {
+	case "", "mask":
+	case "redact":
+		o.Mode = pii.Irreversible
+	default:
+		return PIIOptions{}, fmt.Errorf("pii.mode %q: use mask or redact", p.Mode)
+	}
+	return o, nil
 }
 
 // RateLimitSettings configure RateLimit; see RateLimitOptions for the
@@ -79,6 +157,16 @@ func (s Settings) Validate() error {
 	if s.Retry.MaxRetries < 0 {
 		errs = append(errs, fmt.Errorf("retry.max_retries is %d: use a positive number, or retry.enabled: false", s.Retry.MaxRetries))
 	}
+	if s.Guard != nil {
+		if _, err := s.Guard.Policy(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.PII != nil {
+		if _, err := s.PII.options(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("middleware: invalid settings: %w", err)
 	}
@@ -90,6 +178,8 @@ func (s Settings) Validate() error {
 // names.
 func Merge(provider, agent Settings) Settings {
 	out := provider
+	out.Guard = override(out.Guard, agent.Guard)
+	out.PII = override(out.PII, agent.PII)
 	r, a := &out.RateLimit, agent.RateLimit
 	r.Enabled = override(r.Enabled, a.Enabled)
 	r.RPS = override(r.RPS, a.RPS)
@@ -130,6 +220,25 @@ func enabled(b *bool, def bool) bool {
 // shared.
 func Build(s Settings, logger *slog.Logger) []llm.Middleware {
 	var mws []llm.Middleware
+	// Guard sees the user's own text; PII masks it before every later
+	// layer, so rate limiting, retries, logs and the provider see tokens.
+	// Validate reports bad settings; settings that slip past it fail
+	// closed: every call errors rather than going out unguarded.
+	if s.Guard != nil {
+		if p, err := s.Guard.Policy(); err != nil {
+			mws = append(mws, refuseAll(err))
+		} else {
+			mws = append(mws, Guard(GuardOptions{Policy: p, ScanOutput: s.Guard.ScanOutput, Logger: logger}))
+		}
+	}
+	if s.PII != nil {
+		if o, err := s.PII.options(); err != nil {
+			mws = append(mws, refuseAll(err))
+		} else {
+			o.Logger = logger
+			mws = append(mws, PII(o))
+		}
+	}
 	if enabled(s.RateLimit.Enabled, false) {
 		mws = append(mws, RateLimit(&RateLimitOptions{
 			RPS:     s.RateLimit.RPS,
