@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentcraftlab/agentcraft/guard"
+	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/pii"
 )
 
@@ -91,25 +92,6 @@ func piiCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// guardFile is the YAML/JSON of `guard check --config`.
-type guardFile struct {
-	Rules []struct {
-		Name      string       `yaml:"name"`
-		Keywords  []string     `yaml:"keywords"`
-		Pattern   string       `yaml:"pattern"`
-		Action    guard.Action `yaml:"action"`
-		Message   string       `yaml:"message"`
-		Direction string       `yaml:"direction"`
-	} `yaml:"rules"`
-	BlockMessage string `yaml:"block_message"`
-	Injection    bool   `yaml:"injection"`
-	Topics       []struct {
-		Name     string   `yaml:"name"`
-		Keywords []string `yaml:"keywords"`
-	} `yaml:"topics"`
-	OffTopicMessage string `yaml:"off_topic_message"`
-}
-
 func guardCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{Use: "guard", Short: "Check text against guardrail rules"}
 	var injection, output bool
@@ -119,40 +101,22 @@ func guardCmd(e *env) *cobra.Command {
 		Short: "Read a user message on stdin; print the guard decision as JSON",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var opts guard.Options
+			var gs middleware.GuardSettings
 			if file != "" {
 				b, err := os.ReadFile(file)
 				if err != nil {
 					return fmt.Errorf("read guard rules: %w", err)
 				}
-				var gf guardFile
 				dec := yaml.NewDecoder(strings.NewReader(string(b)))
 				dec.KnownFields(true)
-				if err := dec.Decode(&gf); err != nil && err != io.EOF {
+				if err := dec.Decode(&gs); err != nil && err != io.EOF {
 					return fmt.Errorf("%s: %w", file, err)
 				}
-				opts.BlockMessage, opts.Injection, opts.OffTopicMessage = gf.BlockMessage, gf.Injection, gf.OffTopicMessage
-				for i, r := range gf.Rules {
-					rule := guard.Rule{Name: r.Name, Keywords: r.Keywords, Pattern: r.Pattern, Action: r.Action, Message: r.Message}
-					switch r.Direction {
-					case "":
-					case "input":
-						rule.Direction = guard.DirectionInput
-					case "output":
-						rule.Direction = guard.DirectionOutput
-					default:
-						return fmt.Errorf("%s: rules[%d].direction %q: use input or output", file, i, r.Direction)
-					}
-					opts.Rules = append(opts.Rules, rule)
-				}
-				for _, t := range gf.Topics {
-					opts.Topics = append(opts.Topics, guard.Topic{Name: t.Name, Keywords: t.Keywords})
-				}
 			}
-			opts.Injection = opts.Injection || injection
-			f, err := guard.New(&opts)
+			gs.Injection = gs.Injection || injection
+			f, err := gs.Policy()
 			if err != nil {
-				return err
+				return fmt.Errorf("%s: %w", file, err)
 			}
 			text, err := readStdin(cmd)
 			if err != nil {
@@ -182,7 +146,7 @@ func guardCmd(e *env) *cobra.Command {
 	}
 	check.Flags().BoolVar(&injection, "injection", false, "turn on prompt-injection detection")
 	check.Flags().BoolVar(&output, "output", false, "check the text as model output instead of a user message")
-	check.Flags().StringVar(&file, "rules", "", "YAML file of rules: {rules: [{name, keywords|pattern, action, message, direction}], injection, topics, block_message}")
+	check.Flags().StringVar(&file, "rules", "", "YAML file in the format of the guard key of agentcraft.yaml: {rules: [{name, keywords|pattern, action, message, direction}], injection, topics, block_message}")
 	cmd.AddCommand(check)
 	return cmd
 }
