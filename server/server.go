@@ -78,6 +78,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	openaiapi.New(p, &openaiapi.Options{MaxBodyBytes: s.opts.MaxBodyBytes, Logger: s.logger, Runs: s.opts.Runs}).Register(api)
 	s.registerManagement(api)
 	s.registerWorkflows(api)
+	s.registerSafety(api)
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path))
 	})
