@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/agentcraftlab/agentcraft/search"
+	"github.com/agentcraftlab/agentcraft/search/internal/vec"
 )
 
 // doc is one stored document; slot numbers index index.docs.
@@ -38,7 +39,7 @@ func newIndex() *index {
 	return &index{byID: make(map[string]int32), postings: make(map[string][]posting)}
 }
 
-func (ix *index) add(d search.Document, meta map[string]string, terms []string, vec []float32) {
+func (ix *index) add(d search.Document, meta map[string]string, terms []string, vector []float32) {
 	ix.remove(d.ID)
 	slot := int32(len(ix.docs))
 	d.Metadata = meta
@@ -56,14 +57,14 @@ func (ix *index) add(d search.Document, meta map[string]string, terms []string, 
 	ix.byID[d.ID] = slot
 	ix.totalLen += int64(len(terms))
 	ix.live++
-	if vec != nil {
+	if vector != nil {
 		if ix.dim == 0 {
 			// Slots indexed before the first vector get zero vectors.
-			ix.dim = len(vec)
+			ix.dim = len(vector)
 			ix.vecs = make([]float32, int(slot)*ix.dim, (int(slot)+1)*ix.dim)
 		}
-		v := slices.Clone(vec)
-		ok := normalize(v)
+		v := slices.Clone(vector)
+		ok := vec.Normalize(v)
 		ix.vecs = append(ix.vecs, v...)
 		ix.hasVec = append(ix.hasVec, ok)
 		return
@@ -159,7 +160,7 @@ func (ix *index) nearest(qv []float32, filter map[string]string, top *topK) {
 		if !ok {
 			continue
 		}
-		s := dot(qv, ix.vecs[slot*ix.dim:(slot+1)*ix.dim])
+		s := vec.Dot(qv, ix.vecs[slot*ix.dim:(slot+1)*ix.dim])
 		if !top.wants(float64(s)) {
 			continue
 		}
@@ -168,22 +169,4 @@ func (ix *index) nearest(qv []float32, filter map[string]string, top *topK) {
 		}
 		top.offer(float64(s), ix, int32(slot))
 	}
-}
-
-// dot is the inner product of two equal-length vectors, unrolled by four so
-// the compiler keeps four independent accumulators.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
 }

@@ -21,12 +21,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
-	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/agentcraftlab/agentcraft/search"
+	"github.com/agentcraftlab/agentcraft/search/internal/engine"
 	"github.com/agentcraftlab/agentcraft/search/token"
 )
 
@@ -70,14 +68,13 @@ type Options struct {
 
 // Engine is an in-memory search.Engine, safe for concurrent use.
 type Engine struct {
-	bm25    BM25
-	tok     *token.Tokenizer
-	emb     search.Embedder
-	rrfK    float64
-	weights []float64
-	depth   int
-	mu      sync.RWMutex
-	indexes map[string]*index // guarded by mu
+	bm25 BM25
+	tok  *token.Tokenizer
+	emb  search.Embedder
+	// searcher dispatches Search to fulltext and vector.
+	searcher engine.Searcher
+	mu       sync.RWMutex
+	indexes  map[string]*index // guarded by mu
 }
 
 var _ search.Engine = (*Engine)(nil)
@@ -88,7 +85,7 @@ func New(opts *Options) (*Engine, error) {
 	if opts != nil {
 		o = *opts
 	}
-	e := &Engine{bm25: DefaultBM25, tok: o.Tokenizer, emb: o.Embedder, rrfK: o.RRFK, depth: o.HybridDepth, indexes: make(map[string]*index)}
+	e := &Engine{bm25: DefaultBM25, tok: o.Tokenizer, emb: o.Embedder, indexes: make(map[string]*index)}
 	if o.BM25 != nil {
 		e.bm25 = *o.BM25
 	}
@@ -101,22 +98,22 @@ func New(opts *Options) (*Engine, error) {
 	if e.emb != nil && e.emb.Dimension() <= 0 {
 		return nil, fmt.Errorf("memory: embedder dimension %d: must be positive", e.emb.Dimension())
 	}
-	if e.rrfK <= 0 {
-		e.rrfK = search.DefaultRRFK
+	e.searcher = engine.Searcher{
+		Prefix:   "memory",
+		Embedder: e.emb,
+		RRFK:     o.RRFK,
+		Weights:  []float64{o.FulltextWeight, o.VectorWeight},
+		Depth:    o.HybridDepth,
+		Fulltext: e.fulltext,
+		Vector:   e.vector,
 	}
-	if e.depth <= 0 {
-		e.depth = DefaultHybridDepth
+	if e.searcher.RRFK <= 0 {
+		e.searcher.RRFK = search.DefaultRRFK
 	}
-	e.weights = []float64{o.FulltextWeight, o.VectorWeight}
+	if e.searcher.Depth <= 0 {
+		e.searcher.Depth = DefaultHybridDepth
+	}
 	return e, nil
-}
-
-// indexText is what both the tokenizer and the embedder see.
-func indexText(d search.Document) string {
-	if d.Title == "" {
-		return d.Text
-	}
-	return d.Title + "\n" + d.Text
 }
 
 // Index adds or replaces docs. With an Embedder, all vectors are computed
@@ -130,27 +127,15 @@ func (e *Engine) Index(ctx context.Context, docs ...search.Document) error {
 	}
 	var vecs [][]float32
 	if e.emb != nil && len(docs) > 0 {
-		texts := make([]string, len(docs))
-		for i, d := range docs {
-			texts[i] = indexText(d)
-		}
 		var err error
-		vecs, err = e.emb.Embed(ctx, texts)
-		if err != nil {
-			return fmt.Errorf("memory: embed documents: %w", err)
-		}
-		if len(vecs) != len(docs) {
-			return fmt.Errorf("memory: embed documents: got %d vectors for %d texts", len(vecs), len(docs))
-		}
-		for i, v := range vecs {
-			if len(v) != e.emb.Dimension() {
-				return fmt.Errorf("memory: embed document %q: vector length %d, embedder dimension %d", docs[i].ID, len(v), e.emb.Dimension())
-			}
+		if vecs, err = engine.EmbedDocuments(ctx, e.emb, docs); err != nil {
+			return fmt.Errorf("memory: %w", err)
 		}
 	}
-	terms, err := e.tokenize(ctx, docs)
+	// Tokenize outside the lock: it is the expensive part of indexing.
+	terms, err := engine.Tokenize(ctx, e.tok, docs)
 	if err != nil {
-		return err
+		return fmt.Errorf("memory: index: %w", err)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -168,43 +153,6 @@ func (e *Engine) Index(ctx context.Context, docs ...search.Document) error {
 	}
 	return nil
 }
-
-// tokenize splits every document into terms, outside the lock (it is the
-// expensive part of indexing) and on all CPUs for large batches.
-func (e *Engine) tokenize(ctx context.Context, docs []search.Document) ([][]string, error) {
-	terms := make([][]string, len(docs))
-	workers := min(runtime.GOMAXPROCS(0), len(docs)/minDocsPerWorker)
-	if workers <= 1 {
-		for i, d := range docs {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("memory: index: %w", err)
-			}
-			terms[i] = e.tok.Tokens(indexText(d))
-		}
-		return terms, nil
-	}
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range workers {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1)) - 1
-				if i >= len(docs) {
-					return
-				}
-				terms[i] = e.tok.Tokens(indexText(docs[i]))
-			}
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("memory: index: %w", err)
-	}
-	return terms, nil
-}
-
-// minDocsPerWorker keeps small batches on the calling goroutine.
-const minDocsPerWorker = 32
 
 // Delete removes ids from index; unknown ids are ignored.
 func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error {
@@ -235,65 +183,7 @@ func (e *Engine) Len(index string) int {
 
 // Search answers q; see search.Mode for the modes.
 func (e *Engine) Search(ctx context.Context, q search.Query) (search.Result, error) {
-	if err := q.Validate(); err != nil {
-		return search.Result{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return search.Result{}, fmt.Errorf("memory: search: %w", err)
-	}
-	k := q.TopK
-	if k == 0 {
-		k = search.DefaultTopK
-	}
-	mode := q.Mode
-	if mode == search.ModeAuto {
-		mode = search.ModeFulltext
-		if e.emb != nil {
-			mode = search.ModeHybrid
-		}
-	}
-	switch mode {
-	case search.ModeFulltext:
-		return search.Result{Hits: e.fulltext(q, k), Mode: mode}, nil
-	case search.ModeVector:
-		if e.emb == nil {
-			return search.Result{}, search.ErrNoEmbedder
-		}
-		qv, err := e.embedQuery(ctx, q.Text)
-		if err != nil {
-			return search.Result{}, err
-		}
-		return search.Result{Hits: e.vector(q, qv, k), Mode: mode}, nil
-	}
-	// Hybrid.
-	depth := max(e.depth, k)
-	if e.emb == nil {
-		return search.Result{Hits: e.fulltext(q, k), Mode: search.ModeFulltext, Note: "no embedder configured: fulltext results only"}, nil
-	}
-	qv, err := e.embedQuery(ctx, q.Text)
-	if err != nil {
-		return search.Result{Hits: e.fulltext(q, k), Mode: search.ModeFulltext, Note: "embedder unavailable: fulltext results only"}, nil
-	}
-	fused := search.FuseRRF(e.rrfK, e.weights, e.fulltext(q, depth), e.vector(q, qv, depth))
-	if len(fused) > k {
-		fused = fused[:k]
-	}
-	return search.Result{Hits: fused, Mode: search.ModeHybrid}, nil
-}
-
-func (e *Engine) embedQuery(ctx context.Context, text string) ([]float32, error) {
-	vs, err := e.emb.Embed(ctx, []string{text})
-	if err != nil {
-		return nil, fmt.Errorf("memory: embed query: %w", err)
-	}
-	if len(vs) != 1 || len(vs[0]) != e.emb.Dimension() {
-		return nil, fmt.Errorf("memory: embed query: want one vector of length %d", e.emb.Dimension())
-	}
-	v := vs[0]
-	if !normalize(v) {
-		return nil, fmt.Errorf("memory: embed query: zero vector")
-	}
-	return v, nil
+	return e.searcher.Search(ctx, q)
 }
 
 // selected returns the indexes q searches, under e.mu's read lock.
@@ -314,10 +204,10 @@ func (e *Engine) selected(q search.Query) []*index {
 	return out
 }
 
-func (e *Engine) fulltext(q search.Query, k int) []search.Hit {
+func (e *Engine) fulltext(_ context.Context, q search.Query, k int) ([]search.Hit, error) {
 	terms := e.tok.Tokens(q.Text)
 	if len(terms) == 0 {
-		return nil
+		return nil, nil
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
@@ -326,10 +216,10 @@ func (e *Engine) fulltext(q search.Query, k int) []search.Hit {
 	for _, ix := range e.selected(q) {
 		ix.bm25(terms, e.bm25, q.Filter, &top)
 	}
-	return top.hits()
+	return top.hits(), nil
 }
 
-func (e *Engine) vector(q search.Query, qv []float32, k int) []search.Hit {
+func (e *Engine) vector(_ context.Context, q search.Query, qv []float32, k int) ([]search.Hit, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	var top topK
@@ -337,22 +227,5 @@ func (e *Engine) vector(q search.Query, qv []float32, k int) []search.Hit {
 	for _, ix := range e.selected(q) {
 		ix.nearest(qv, q.Filter, &top)
 	}
-	return top.hits()
-}
-
-// normalize scales v to unit length in place; it reports false for a zero
-// (or non-finite) vector.
-func normalize(v []float32) bool {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
-		return false
-	}
-	inv := float32(1 / math.Sqrt(s))
-	for i := range v {
-		v[i] *= inv
-	}
-	return true
+	return top.hits(), nil
 }

@@ -452,14 +452,3 @@ func BenchmarkVectorQuery100k(b *testing.B) {
 		}
 	}
 }
-
-func BenchmarkDot768(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	v := randomVectors(r, 2, 768)
-	b.ReportAllocs()
-	var s float32
-	for b.Loop() {
-		s += dot(v[0], v[1])
-	}
-	_ = s
-}

@@ -7,27 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentcraftlab/agentcraft/search"
+	"github.com/agentcraftlab/agentcraft/search/internal/engine"
 	"github.com/agentcraftlab/agentcraft/search/internal/postings"
+	"github.com/agentcraftlab/agentcraft/search/internal/vec"
 )
-
-// indexText is what both the tokenizer and the embedder see (as in
-// search/memory).
-func indexText(d search.Document) string {
-	if d.Title == "" {
-		return d.Text
-	}
-	return d.Title + "\n" + d.Text
-}
 
 // Index adds or replaces docs in one transaction. With an Embedder, all
 // vectors are computed first; if that fails nothing is indexed and the error
@@ -48,27 +38,16 @@ func (e *Engine) Index(ctx context.Context, docs ...search.Document) error {
 	docs = lastOfEach(docs)
 	var vecs [][]float32
 	if e.emb != nil {
-		texts := make([]string, len(docs))
-		for i, d := range docs {
-			texts[i] = indexText(d)
-		}
 		var err error
-		vecs, err = e.emb.Embed(ctx, texts)
-		if err != nil {
-			return fmt.Errorf("postgres search: embed documents: %w", err)
-		}
-		if len(vecs) != len(docs) {
-			return fmt.Errorf("postgres search: embed documents: got %d vectors for %d texts", len(vecs), len(docs))
-		}
-		for i, v := range vecs {
-			if len(v) != e.emb.Dimension() {
-				return fmt.Errorf("postgres search: embed document %q: vector length %d, embedder dimension %d", docs[i].ID, len(v), e.emb.Dimension())
-			}
+		if vecs, err = engine.EmbedDocuments(ctx, e.emb, docs); err != nil {
+			return fmt.Errorf("postgres search: %w", err)
 		}
 	}
-	terms, err := e.tokenize(ctx, docs)
+	// Tokenize before the write transaction: it is the expensive part of
+	// indexing.
+	terms, err := engine.Tokenize(ctx, e.tok, docs)
 	if err != nil {
-		return err
+		return fmt.Errorf("postgres search: index: %w", err)
 	}
 	byIndex := make(map[string][]int)
 	for i, d := range docs {
@@ -194,7 +173,7 @@ func (e *Engine) indexInto(ctx context.Context, tx pgx.Tx, name string, docs []s
 			return fmt.Errorf("document %q: %w", d.ID, err)
 		}
 		if vecs != nil {
-			vecBlobs[i] = encodeVector(vecs[j])
+			vecBlobs[i] = vec.Encode(vecs[j])
 		}
 		tids := make([]int64, 0, len(tfs[i]))
 		for t := range tfs[i] {
@@ -493,43 +472,6 @@ func (e *Engine) Len(ctx context.Context, index string) (int, error) {
 	}
 	return n, nil
 }
-
-// tokenize splits every document into terms before the write transaction
-// (it is the expensive part of indexing), on all CPUs for large batches.
-func (e *Engine) tokenize(ctx context.Context, docs []search.Document) ([][]string, error) {
-	terms := make([][]string, len(docs))
-	workers := min(runtime.GOMAXPROCS(0), len(docs)/minDocsPerWorker)
-	if workers <= 1 {
-		for i, d := range docs {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("postgres search: index: %w", err)
-			}
-			terms[i] = e.tok.Tokens(indexText(d))
-		}
-		return terms, nil
-	}
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range workers {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1)) - 1
-				if i >= len(docs) {
-					return
-				}
-				terms[i] = e.tok.Tokens(indexText(docs[i]))
-			}
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("postgres search: index: %w", err)
-	}
-	return terms, nil
-}
-
-// minDocsPerWorker keeps small batches on the calling goroutine.
-const minDocsPerWorker = 32
 
 // encodeMetadata stores nil as NULL so a document without metadata comes
 // back with nil Metadata, as from search/memory.

@@ -84,6 +84,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentcraftlab/agentcraft/search"
+	"github.com/agentcraftlab/agentcraft/search/internal/engine"
 	"github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/search/token"
 )
@@ -123,13 +124,12 @@ var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
 // Engine is a search.Engine on PostgreSQL, safe for concurrent use.
 type Engine struct {
-	bm25    memory.BM25
-	tok     *token.Tokenizer
-	emb     search.Embedder
-	rrfK    float64
-	weights []float64
-	depth   int
-	logger  *slog.Logger
+	bm25   memory.BM25
+	tok    *token.Tokenizer
+	emb    search.Embedder
+	logger *slog.Logger
+	// searcher dispatches Search to fulltext and vector.
+	searcher engine.Searcher
 
 	pool     *pgxpool.Pool
 	ownsPool bool // Open created pool; Close closes it
@@ -192,7 +192,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Engine, error
 	if err := checkSchema(o.Schema); err != nil {
 		return nil, err
 	}
-	e := &Engine{bm25: memory.DefaultBM25, tok: o.Tokenizer, emb: o.Embedder, rrfK: o.RRFK, depth: o.HybridDepth,
+	e := &Engine{bm25: memory.DefaultBM25, tok: o.Tokenizer, emb: o.Embedder,
 		logger: o.Logger, pool: pool, schema: o.Schema, vecs: make(map[int64]*vecCache)}
 	if o.BM25 != nil {
 		e.bm25 = *o.BM25
@@ -206,15 +206,24 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Engine, error
 	if e.emb != nil && e.emb.Dimension() <= 0 {
 		return nil, fmt.Errorf("postgres search: embedder dimension %d: must be positive", e.emb.Dimension())
 	}
-	if e.rrfK <= 0 {
-		e.rrfK = search.DefaultRRFK
-	}
-	if e.depth <= 0 {
-		e.depth = memory.DefaultHybridDepth
-	}
-	e.weights = []float64{o.FulltextWeight, o.VectorWeight}
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)
+	}
+	e.searcher = engine.Searcher{
+		Prefix:   "postgres search",
+		Embedder: e.emb,
+		RRFK:     o.RRFK,
+		Weights:  []float64{o.FulltextWeight, o.VectorWeight},
+		Depth:    o.HybridDepth,
+		Logger:   e.logger,
+		Fulltext: e.fulltext,
+		Vector:   e.vector,
+	}
+	if e.searcher.RRFK <= 0 {
+		e.searcher.RRFK = search.DefaultRRFK
+	}
+	if e.searcher.Depth <= 0 {
+		e.searcher.Depth = memory.DefaultHybridDepth
 	}
 	e.sql = newStatements(o.Schema)
 	if err := e.migrate(ctx); err != nil {

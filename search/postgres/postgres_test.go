@@ -18,135 +18,10 @@ import (
 	"github.com/agentcraftlab/agentcraft/search/searchtest"
 )
 
-// scores maps "index/id" to score.
-func scores(hs []search.Hit) map[string]float64 {
-	out := make(map[string]float64, len(hs))
-	for _, h := range hs {
-		out[h.Index+"/"+h.ID] = h.Score
-	}
-	return out
-}
-
-// sameScores reports a difference between two engines' answers: the same
-// documents with the same scores (to float32 rounding; both accumulate in
-// float32, memory in map order).
-func sameScores(t *testing.T, what string, want, got []search.Hit) {
-	t.Helper()
-	if diff := gocmp.Diff(scores(want), scores(got), gocmp.Comparer(func(a, b float64) bool {
-		return math.Abs(a-b) <= 1e-5*math.Max(1, math.Abs(a))
-	})); diff != "" {
-		t.Errorf("%s: scores (-memory +postgres):\n%s", what, diff)
-	}
-}
-
 // TestMatchesMemory replays random batches of indexing, replacing and
-// deleting on both engines and compares every answer. The vocabulary is
-// small so common terms outgrow one postings segment and deletes hit
-// segments in the middle of a term.
+// deleting on both engines and compares every answer.
 func TestMatchesMemory(t *testing.T) {
-	ctx := t.Context()
-	pg := open(t, nil)
-	mem, err := memory.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(7, 11))
-	vocab := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
-		"kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango"}
-	doc := func(index string, i int) search.Document {
-		words := make([]string, 3+rng.IntN(40))
-		for j := range words {
-			// Skewed: the first words are in nearly every document.
-			words[j] = vocab[min(rng.IntN(len(vocab)), rng.IntN(len(vocab)))]
-		}
-		return search.Document{ID: fmt.Sprintf("d%04d", i), Index: index, Text: strings.Join(words, " "),
-			Metadata: map[string]string{"parity": fmt.Sprint(i % 2)}}
-	}
-	total := 3000
-	if raceEnabled {
-		t.Log("race detector on: a shorter replay")
-		total /= 5
-	}
-	for i := 0; i < total; {
-		batch := []search.Document{}
-		for range 1 + rng.IntN(200) {
-			index := "a"
-			if rng.IntN(4) == 0 {
-				index = "b"
-			}
-			// Ids repeat: some documents are replaced, in the same batch too.
-			batch = append(batch, doc(index, rng.IntN(total)))
-			i++
-		}
-		for _, e := range []search.Engine{pg, mem} {
-			if err := e.Index(ctx, batch...); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if rng.IntN(3) == 0 {
-			var ids []string
-			for range rng.IntN(50) {
-				ids = append(ids, fmt.Sprintf("d%04d", rng.IntN(total)))
-			}
-			for _, e := range []search.Engine{pg, mem} {
-				if err := e.Delete(ctx, "a", ids...); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
-	for _, q := range []search.Query{
-		{Text: "alpha"},
-		{Text: "alpha bravo kilo"},
-		{Text: "tango sierra sierra"},
-		{Text: "romeo", Indexes: []string{"b"}},
-		{Text: "delta echo", Filter: map[string]string{"parity": "1"}},
-		{Text: "zulu"},
-	} {
-		q.TopK = total
-		want, err := mem.Search(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := pg.Search(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sameScores(t, fmt.Sprintf("%+v", q), want.Hits, got.Hits)
-		// The top 10 agree in order too, ties included.
-		q.TopK = 10
-		want, _ = mem.Search(ctx, q)
-		got, _ = pg.Search(ctx, q)
-		if diff := gocmp.Diff(ids(want.Hits), ids(got.Hits)); diff != "" && !nearTie(want.Hits) {
-			t.Errorf("%q top 10 (-memory +postgres):\n%s", q.Text, diff)
-		}
-	}
-	for _, index := range []string{"a", "b"} {
-		mn := mem.Len(index)
-		pn, err := pg.Len(ctx, index)
-		if err != nil || pn != mn {
-			t.Errorf("Len(%q) = %d, %v; memory has %d", index, pn, err, mn)
-		}
-	}
-}
-
-func ids(hs []search.Hit) []string {
-	out := make([]string, len(hs))
-	for i, h := range hs {
-		out[i] = h.Index + "/" + h.ID
-	}
-	return out
-}
-
-// nearTie reports adjacent scores closer than float32 rounding, where the
-// two engines may legitimately order differently.
-func nearTie(hs []search.Hit) bool {
-	for i := 1; i < len(hs); i++ {
-		if d := hs[i-1].Score - hs[i].Score; d > 0 && d < 1e-5*hs[i].Score {
-			return true
-		}
-	}
-	return false
+	searchtest.MatchesMemory(t, "postgres", open(t, nil))
 }
 
 // TestConcurrentWriters indexes and deletes from several goroutines (as
@@ -216,7 +91,7 @@ func TestConcurrentWriters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sameScores(t, text, want.Hits, got.Hits)
+		searchtest.SameScores(t, "postgres", text, want.Hits, got.Hits)
 	}
 }
 
@@ -271,7 +146,7 @@ func TestReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := gocmp.Diff([]string{"kb/n", "kb/e"}, ids(vec.Hits)); diff != "" {
+	if diff := gocmp.Diff([]string{"kb/n", "kb/e"}, searchtest.IDs(vec.Hits)); diff != "" {
 		t.Errorf("vector hits after reopening (-want +got):\n%s", diff)
 	}
 	if len(vec.Hits) > 0 && math.Abs(vec.Hits[0].Score-1/math.Sqrt(1.01)) > 1e-6 {
@@ -312,7 +187,7 @@ func TestVectorCacheSeesOtherWriters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := gocmp.Diff([]string{"kb/new", "kb/old"}, ids(res.Hits)); diff != "" {
+	if diff := gocmp.Diff([]string{"kb/new", "kb/old"}, searchtest.IDs(res.Hits)); diff != "" {
 		t.Errorf("vector hits after another engine wrote (-want +got):\n%s", diff)
 	}
 }
@@ -340,7 +215,7 @@ func TestDeleteIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := gocmp.Diff([]string{"other/y"}, ids(res.Hits)); diff != "" {
+	if diff := gocmp.Diff([]string{"other/y"}, searchtest.IDs(res.Hits)); diff != "" {
 		t.Errorf("after DeleteIndex(kb) (-want +got):\n%s", diff)
 	}
 	if err := e.Index(ctx, search.Document{ID: "z", Index: "kb", Text: "new text"}); err != nil {
@@ -350,7 +225,7 @@ func TestDeleteIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := gocmp.Diff([]string{"kb/z"}, ids(res.Hits)); diff != "" {
+	if diff := gocmp.Diff([]string{"kb/z"}, searchtest.IDs(res.Hits)); diff != "" {
 		t.Errorf("vector hits in the re-created index (-want +got):\n%s", diff)
 	}
 	if n, err := e.Len(ctx, "kb"); err != nil || n != 1 {

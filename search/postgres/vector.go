@@ -2,14 +2,13 @@ package postgres
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentcraftlab/agentcraft/search"
+	"github.com/agentcraftlab/agentcraft/search/internal/vec"
 )
 
 // vecCache is the vectors of one index as of generation gen: reading 16 MB
@@ -40,8 +39,8 @@ func (e *Engine) vector(ctx context.Context, q search.Query, qv []float32, k int
 				continue
 			}
 			for i, doc := range c.docs {
-				s := dot(qv, c.vecs[i*c.dim:(i+1)*c.dim])
-				cands = append(cands, candidate{score: float64(s), doc: doc, ix: ix})
+				s := vec.Dot(qv, c.vecs[i*c.dim:(i+1)*c.dim])
+				cands = append(cands, candidate{Score: float64(s), Doc: doc, Index: ix})
 			}
 		}
 		hits, err = e.materialize(ctx, tx, cands, k, q.Filter)
@@ -102,7 +101,7 @@ func (e *Engine) vectors(ctx context.Context, tx pgx.Tx, ix *indexInfo) (*vecCac
 			continue
 		}
 		c.docs = append(c.docs, doc)
-		c.vecs = decodeVector(c.vecs, blob)
+		c.vecs = vec.Decode(c.vecs, blob)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -114,60 +113,4 @@ func (e *Engine) vectors(ctx context.Context, tx pgx.Tx, ix *indexInfo) (*vecCac
 		e.vecs[ix.id] = c
 	}
 	return c, nil
-}
-
-// encodeVector normalises a copy of v and returns it as little-endian
-// float32s, or nil (no vector) when v is zero or not finite.
-func encodeVector(v []float32) []byte {
-	v = slices.Clone(v)
-	if !normalize(v) {
-		return nil
-	}
-	out := make([]byte, 0, 4*len(v))
-	for _, x := range v {
-		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(x))
-	}
-	return out
-}
-
-func decodeVector(dst []float32, b []byte) []float32 {
-	for i := 0; i+4 <= len(b); i += 4 {
-		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
-	}
-	return dst
-}
-
-// normalize scales v to unit length in place; it reports false for a zero
-// (or non-finite) vector.
-func normalize(v []float32) bool {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
-		return false
-	}
-	inv := float32(1 / math.Sqrt(s))
-	for i := range v {
-		v[i] *= inv
-	}
-	return true
-}
-
-// dot is the inner product of two equal-length vectors, unrolled by four so
-// the compiler keeps four independent accumulators.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
 }

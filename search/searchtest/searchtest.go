@@ -29,6 +29,12 @@
 // Text is the table key; the one titled document embedded (in
 // hybrid/embedder_fails) is registered both as its text and as title, a
 // newline and text.
+//
+// The database engines, which must rank exactly as search/memory does, also
+// run MatchesMemory (a random replay compared with memory, score by score)
+// and Quality (BM25 on the test collections under AGENTCRAFT_IR_DATA,
+// compared with memory and with published anchors), and benchmark with
+// Load, QueryBench and HybridBench.
 package searchtest
 
 import (

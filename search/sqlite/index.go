@@ -3,28 +3,18 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/agentcraftlab/agentcraft/search"
+	"github.com/agentcraftlab/agentcraft/search/internal/engine"
+	"github.com/agentcraftlab/agentcraft/search/internal/postings"
+	"github.com/agentcraftlab/agentcraft/search/internal/vec"
 )
-
-// indexText is what both the tokenizer and the embedder see (as in
-// search/memory).
-func indexText(d search.Document) string {
-	if d.Title == "" {
-		return d.Text
-	}
-	return d.Title + "\n" + d.Text
-}
 
 // Index adds or replaces docs in one transaction. With an Embedder, all
 // vectors are computed first; if that fails nothing is indexed and the error
@@ -42,27 +32,16 @@ func (e *Engine) Index(ctx context.Context, docs ...search.Document) error {
 	docs = lastOfEach(docs)
 	var vecs [][]float32
 	if e.emb != nil {
-		texts := make([]string, len(docs))
-		for i, d := range docs {
-			texts[i] = indexText(d)
-		}
 		var err error
-		vecs, err = e.emb.Embed(ctx, texts)
-		if err != nil {
-			return fmt.Errorf("sqlite search: embed documents: %w", err)
-		}
-		if len(vecs) != len(docs) {
-			return fmt.Errorf("sqlite search: embed documents: got %d vectors for %d texts", len(vecs), len(docs))
-		}
-		for i, v := range vecs {
-			if len(v) != e.emb.Dimension() {
-				return fmt.Errorf("sqlite search: embed document %q: vector length %d, embedder dimension %d", docs[i].ID, len(v), e.emb.Dimension())
-			}
+		if vecs, err = engine.EmbedDocuments(ctx, e.emb, docs); err != nil {
+			return fmt.Errorf("sqlite search: %w", err)
 		}
 	}
-	terms, err := e.tokenize(ctx, docs)
+	// Tokenize before the write transaction: it is the expensive part of
+	// indexing.
+	terms, err := engine.Tokenize(ctx, e.tok, docs)
 	if err != nil {
-		return err
+		return fmt.Errorf("sqlite search: index: %w", err)
 	}
 	// Group by index, keeping the batch order within each.
 	byIndex := make(map[string][]int)
@@ -165,7 +144,7 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, docs []
 	}
 	defer insDoc.Close()
 	// Postings of the batch per term, doc ids ascending because ids grow.
-	byTerm := make(map[int64][]posting, len(order))
+	byTerm := make(map[int64][]postings.Posting, len(order))
 	var totalLen int64
 	for i, j := range at {
 		d := docs[j]
@@ -173,9 +152,9 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, docs []
 		if err != nil {
 			return fmt.Errorf("document %q: %w", d.ID, err)
 		}
-		var vec []byte
+		var blob []byte
 		if vecs != nil {
-			vec = encodeVector(vecs[j])
+			blob = vec.Encode(vecs[j])
 		}
 		ids := make([]int64, 0, len(tfs[i]))
 		for t := range tfs[i] {
@@ -185,12 +164,12 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, docs []
 		n := int64(len(terms[j]))
 		totalLen += n
 		var docID int64
-		if err := insDoc.QueryRowContext(ctx, ixID, d.ID, d.Title, d.Text, meta, n, encodeIDs(ids), vec).Scan(&docID); err != nil {
+		if err := insDoc.QueryRowContext(ctx, ixID, d.ID, d.Title, d.Text, meta, n, postings.EncodeIDs(ids), blob).Scan(&docID); err != nil {
 			return fmt.Errorf("document %q: %w", d.ID, err)
 		}
 		for t, tf := range tfs[i] {
 			id := termIDs[t].id
-			byTerm[id] = append(byTerm[id], posting{doc: docID, tf: int64(tf), len: n})
+			byTerm[id] = append(byTerm[id], postings.Posting{Doc: docID, TF: int64(tf), Len: n})
 		}
 	}
 	ps, err := newPostingStore(ctx, tx)
@@ -294,7 +273,7 @@ func removeDocs(ctx context.Context, tx *sql.Tx, ixID int64, ids []string) (docs
 		if err != nil {
 			return 0, 0, err
 		}
-		termIDs, err := decodeIDs(blob)
+		termIDs, err := postings.DecodeIDs(blob)
 		if err != nil {
 			return 0, 0, fmt.Errorf("document %q: %w", id, err)
 		}
@@ -432,43 +411,6 @@ func (e *Engine) Len(ctx context.Context, index string) (int, error) {
 	return n, nil
 }
 
-// tokenize splits every document into terms before the write transaction
-// (it is the expensive part of indexing), on all CPUs for large batches.
-func (e *Engine) tokenize(ctx context.Context, docs []search.Document) ([][]string, error) {
-	terms := make([][]string, len(docs))
-	workers := min(runtime.GOMAXPROCS(0), len(docs)/minDocsPerWorker)
-	if workers <= 1 {
-		for i, d := range docs {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("sqlite search: index: %w", err)
-			}
-			terms[i] = e.tok.Tokens(indexText(d))
-		}
-		return terms, nil
-	}
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range workers {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1)) - 1
-				if i >= len(docs) {
-					return
-				}
-				terms[i] = e.tok.Tokens(indexText(docs[i]))
-			}
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite search: index: %w", err)
-	}
-	return terms, nil
-}
-
-// minDocsPerWorker keeps small batches on the calling goroutine.
-const minDocsPerWorker = 32
-
 // encodeMetadata stores nil as NULL so a document without metadata comes
 // back with nil Metadata, as from search/memory.
 func encodeMetadata(m map[string]string) (any, error) {
@@ -491,30 +433,4 @@ func decodeMetadata(s sql.NullString) (map[string]string, error) {
 		return nil, fmt.Errorf("decode metadata: %w", err)
 	}
 	return m, nil
-}
-
-// encodeIDs packs sorted ids as varint deltas.
-func encodeIDs(ids []int64) []byte {
-	out := make([]byte, 0, 2*len(ids))
-	var prev int64
-	for _, id := range ids {
-		out = binary.AppendUvarint(out, uint64(id-prev))
-		prev = id
-	}
-	return out
-}
-
-func decodeIDs(b []byte) ([]int64, error) {
-	var out []int64
-	var prev int64
-	for len(b) > 0 {
-		d, n := binary.Uvarint(b)
-		if n <= 0 {
-			return nil, errors.New("corrupt term list")
-		}
-		prev += int64(d)
-		out = append(out, prev)
-		b = b[n:]
-	}
-	return out, nil
 }

@@ -3,11 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/agentcraftlab/agentcraft/search/internal/postings"
 )
 
 // Postings are stored per term in segments: rows (term_id, first_doc, data)
@@ -15,58 +16,12 @@ import (
 // ascending, the first delta taken from first_doc. first_doc is a lower
 // bound: every doc of a segment is >= its first_doc and below the next
 // segment's. Document ids only grow (AUTOINCREMENT), so new postings are
-// appended to a term's last segment until it reaches segmentBytes.
+// appended to a term's last segment until it reaches postings.SegmentBytes.
 //
 // One row per posting was measured first: a SciFact query then stepped
 // through thousands of rows and took 4.6 ms at p50, three quarters of it
 // in the driver's per-row and per-column overhead. Segments make a query
 // read a few rows per term and decode them in Go.
-
-// segmentBytes bounds a segment: appending rewrites the last segment of
-// every term a batch touches, so smaller is cheaper to write; larger means
-// fewer rows to read per query.
-const segmentBytes = 4096
-
-type posting struct {
-	doc, tf, len int64
-}
-
-// decodeSegment calls fn for each posting of data.
-func decodeSegment(first int64, data []byte, fn func(doc, tf, dl int64)) error {
-	doc := first
-	for len(data) > 0 {
-		d, n1 := binary.Uvarint(data)
-		if n1 <= 0 {
-			return errCorrupt
-		}
-		tf, n2 := binary.Uvarint(data[n1:])
-		if n2 <= 0 {
-			return errCorrupt
-		}
-		dl, n3 := binary.Uvarint(data[n1+n2:])
-		if n3 <= 0 {
-			return errCorrupt
-		}
-		data = data[n1+n2+n3:]
-		doc += int64(d)
-		fn(doc, int64(tf), int64(dl))
-	}
-	return nil
-}
-
-var errCorrupt = errors.New("corrupt postings segment")
-
-func appendPosting(data []byte, prev int64, p posting) []byte {
-	data = binary.AppendUvarint(data, uint64(p.doc-prev))
-	data = binary.AppendUvarint(data, uint64(p.tf))
-	return binary.AppendUvarint(data, uint64(p.len))
-}
-
-func decodeAll(first int64, data []byte) ([]posting, error) {
-	var out []posting
-	err := decodeSegment(first, data, func(doc, tf, dl int64) { out = append(out, posting{doc, tf, dl}) })
-	return out, err
-}
 
 // postingStore holds the statements of one write transaction.
 type postingStore struct {
@@ -108,7 +63,7 @@ func (s *postingStore) close() {
 type termPostings struct {
 	term  int64
 	fresh bool
-	ps    []posting
+	ps    []postings.Posting
 }
 
 // segmentRow is one row of search_postings.
@@ -154,25 +109,17 @@ func (s *postingStore) addAll(ctx context.Context, items []termPostings) error {
 	}
 	var out []segmentRow
 	for _, it := range items {
-		var first, prev int64
-		var data []byte
-		if r, ok := tails[it.term]; ok && len(r.data) < segmentBytes {
-			first, prev, data = r.first, r.first, r.data
-			if err := decodeSegment(first, data, func(doc, _, _ int64) { prev = doc }); err != nil {
-				return fmt.Errorf("term %d: %w", it.term, err)
-			}
-		} else {
-			first, prev = it.ps[0].doc, it.ps[0].doc
+		var tail *postings.Segment
+		if r, ok := tails[it.term]; ok {
+			tail = &postings.Segment{First: r.first, Data: r.data}
 		}
-		for _, p := range it.ps {
-			if len(data) >= segmentBytes {
-				out = append(out, segmentRow{it.term, first, data})
-				first, prev, data = p.doc, p.doc, nil
-			}
-			data = appendPosting(data, prev, p)
-			prev = p.doc
+		segs, err := postings.AppendSegments(tail, it.ps)
+		if err != nil {
+			return fmt.Errorf("term %d: %w", it.term, err)
 		}
-		out = append(out, segmentRow{it.term, first, data})
+		for _, seg := range segs {
+			out = append(out, segmentRow{it.term, seg.First, seg.Data})
+		}
 	}
 	for chunk := range slices.Chunk(out, termBatch) {
 		args := make([]any, 0, 3*len(chunk))
@@ -189,8 +136,8 @@ func (s *postingStore) addAll(ctx context.Context, items []termPostings) error {
 // remove deletes the postings of docs (ascending) from term.
 func (s *postingStore) remove(ctx context.Context, term int64, docs []int64) error {
 	type segment struct {
-		ps    []posting
-		dirty bool
+		data []byte
+		docs []int64
 	}
 	segs := make(map[int64]*segment)
 	for _, d := range docs {
@@ -205,34 +152,25 @@ func (s *postingStore) remove(ctx context.Context, term int64, docs []int64) err
 		}
 		seg := segs[first]
 		if seg == nil {
-			ps, err := decodeAll(first, data)
-			if err != nil {
-				return fmt.Errorf("term %d: %w", term, err)
-			}
-			seg = &segment{ps: ps}
+			seg = &segment{data: data}
 			segs[first] = seg
 		}
-		if i, ok := slices.BinarySearchFunc(seg.ps, d, func(p posting, d int64) int { return int(p.doc - d) }); ok {
-			seg.ps = slices.Delete(seg.ps, i, i+1)
-			seg.dirty = true
-		}
+		seg.docs = append(seg.docs, d)
 	}
 	for _, first := range slices.Sorted(maps.Keys(segs)) {
 		seg := segs[first]
-		if !seg.dirty {
+		data, n, err := postings.Remove(first, seg.data, seg.docs)
+		if err != nil {
+			return fmt.Errorf("term %d: %w", term, err)
+		}
+		if n == 0 {
 			continue
 		}
-		if len(seg.ps) == 0 {
+		if len(data) == 0 {
 			if _, err := s.drop.ExecContext(ctx, term, first); err != nil {
 				return err
 			}
 			continue
-		}
-		var data []byte
-		prev := first
-		for _, p := range seg.ps {
-			data = appendPosting(data, prev, p)
-			prev = p.doc
 		}
 		if _, err := s.put.ExecContext(ctx, term, first, data); err != nil {
 			return err

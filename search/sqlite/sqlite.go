@@ -82,6 +82,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/agentcraftlab/agentcraft/search"
+	"github.com/agentcraftlab/agentcraft/search/internal/engine"
 	"github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/search/token"
 )
@@ -118,13 +119,12 @@ type Options struct {
 
 // Engine is a search.Engine on a SQLite file, safe for concurrent use.
 type Engine struct {
-	bm25    memory.BM25
-	tok     *token.Tokenizer
-	emb     search.Embedder
-	rrfK    float64
-	weights []float64
-	depth   int
-	logger  *slog.Logger
+	bm25   memory.BM25
+	tok    *token.Tokenizer
+	emb    search.Embedder
+	logger *slog.Logger
+	// searcher dispatches Search to fulltext and vector.
+	searcher engine.Searcher
 
 	path    string
 	tempDir string  // holds a MemoryPath database; Close removes it
@@ -147,7 +147,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Engine, error) {
 	if opts != nil {
 		o = *opts
 	}
-	e := &Engine{bm25: memory.DefaultBM25, tok: o.Tokenizer, emb: o.Embedder, rrfK: o.RRFK, depth: o.HybridDepth,
+	e := &Engine{bm25: memory.DefaultBM25, tok: o.Tokenizer, emb: o.Embedder,
 		logger: o.Logger, vecs: make(map[int64]*vecCache)}
 	if o.BM25 != nil {
 		e.bm25 = *o.BM25
@@ -161,15 +161,24 @@ func Open(ctx context.Context, path string, opts *Options) (*Engine, error) {
 	if e.emb != nil && e.emb.Dimension() <= 0 {
 		return nil, fmt.Errorf("sqlite search: embedder dimension %d: must be positive", e.emb.Dimension())
 	}
-	if e.rrfK <= 0 {
-		e.rrfK = search.DefaultRRFK
-	}
-	if e.depth <= 0 {
-		e.depth = memory.DefaultHybridDepth
-	}
-	e.weights = []float64{o.FulltextWeight, o.VectorWeight}
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)
+	}
+	e.searcher = engine.Searcher{
+		Prefix:   "sqlite search",
+		Embedder: e.emb,
+		RRFK:     o.RRFK,
+		Weights:  []float64{o.FulltextWeight, o.VectorWeight},
+		Depth:    o.HybridDepth,
+		Logger:   e.logger,
+		Fulltext: e.fulltext,
+		Vector:   e.vector,
+	}
+	if e.searcher.RRFK <= 0 {
+		e.searcher.RRFK = search.DefaultRRFK
+	}
+	if e.searcher.Depth <= 0 {
+		e.searcher.Depth = memory.DefaultHybridDepth
 	}
 	if o.MaxReaders < 0 {
 		return nil, fmt.Errorf("sqlite search: MaxReaders is %d: set it to 0 (default) or more", o.MaxReaders)

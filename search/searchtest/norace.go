@@ -1,5 +1,5 @@
 //go:build !race
 
-package sqlite_test
+package searchtest
 
 const raceEnabled = false
