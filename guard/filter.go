@@ -88,6 +88,7 @@ type keywordRule struct {
 type regexRule struct {
 	rule *Rule
 	re   *regexp.Regexp
+	pre  prefilter // skips re when its required literals are absent
 }
 
 // New builds a Filter, compiling every rule once. It reports all invalid
@@ -134,7 +135,7 @@ func New(opts *Options) (*Filter, error) {
 				errs = append(errs, fmt.Errorf("guard: %s: compile pattern: %w", where, err))
 				continue
 			}
-			f.regexes = append(f.regexes, regexRule{rule: &r, re: re})
+			f.regexes = append(f.regexes, regexRule{rule: &r, re: re, pre: newPrefilter(r.Pattern)})
 			continue
 		}
 		kr := keywordRule{rule: &r}
@@ -227,6 +228,9 @@ func (f *Filter) scanRules(d *Decision, fm folded, dir Direction) {
 	}
 	for _, rr := range f.regexes {
 		if rr.rule.Direction&dir == 0 {
+			continue
+		}
+		if !rr.pre.mayMatch(fm.orig, fm.text) {
 			continue
 		}
 		if loc := rr.re.FindStringIndex(fm.orig); loc != nil {

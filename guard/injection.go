@@ -45,10 +45,13 @@ type injectionPattern struct {
 	weight   float64
 	triggers []string // folded literals; at least one must occur in the sentence
 	re       *regexp.Regexp
+	// pre holds literals every match needs, beyond the trigger: a sentence
+	// with "ignore" but none of "above", "so far", … skips the regex.
+	pre prefilter
 }
 
 func pat(family string, weight float64, triggers, re string) injectionPattern {
-	return injectionPattern{family: family, weight: weight, triggers: strings.Split(triggers, "|"), re: regexp.MustCompile(re)}
+	return injectionPattern{family: family, weight: weight, triggers: strings.Split(triggers, "|"), re: regexp.MustCompile(re), pre: newPrefilter(re)}
 }
 
 // Word lists shared by the English patterns.
@@ -213,7 +216,12 @@ type injectionHit struct {
 type triggerIndex struct {
 	ascii [128][]triggerRef     // by first byte
 	other map[rune][]triggerRef // by first rune
+	// otherBits has bit r%otherBitsLen set for each key r of other, so most
+	// non-ASCII runes (CJK prose) skip the map lookup.
+	otherBits [otherBitsLen / 64]uint64
 }
+
+const otherBitsLen = 4096
 
 type triggerRef struct {
 	lit      string
@@ -241,6 +249,7 @@ func buildTriggerIndex() *triggerIndex {
 			ti.ascii[r] = append(ti.ascii[r], ref)
 		} else {
 			ti.other[r] = append(ti.other[r], ref)
+			ti.otherBits[r%otherBitsLen/64] |= 1 << (r % 64)
 		}
 	}
 	return ti
@@ -260,7 +269,7 @@ func (ti *triggerIndex) candidates(text string, sents [][2]int) [][2]int {
 				continue
 			}
 			refs = ti.ascii[r]
-		} else {
+		} else if ti.otherBits[r%otherBitsLen/64]&(1<<(r%64)) != 0 {
 			refs = ti.other[r]
 		}
 		if len(refs) == 0 {
@@ -307,6 +316,9 @@ func detectInjection(fm folded) []injectionHit {
 	for _, c := range cands {
 		s, p := sents[c[0]], &injectionPatterns[c[1]]
 		sent := text[s[0]:s[1]]
+		if !p.pre.mayMatch(sent, sent) {
+			continue
+		}
 		for _, loc := range p.re.FindAllStringIndex(sent, 4) {
 			start, end := s[0]+loc[0], s[0]+loc[1]
 			score := p.weight * contextFactor(text, s, start, end)
@@ -492,7 +504,7 @@ func quoted(text string, start, end int) bool {
 		hi++
 	}
 	text, start, end = text[lo:hi], start-lo, end-lo
-	if !strings.ContainsAny(text, "\"'`“”‘’「」『』«»") {
+	if !hasQuote(text) {
 		return false
 	}
 	for _, q := range [...][2]string{{"“", "”"}, {"‘", "’"}, {"「", "」"}, {"『", "』"}, {"«", "»"}} {
@@ -504,6 +516,32 @@ func quoted(text string, start, end int) bool {
 	for _, q := range [...]byte{'"', '`', '\''} {
 		if toggles(text[:start], q)%2 == 1 && toggles(text[end:], q) > 0 {
 			return true
+		}
+	}
+	return false
+}
+
+// hasQuote reports whether the valid UTF-8 text holds any of the quotes
+// quoted looks for: strings.ContainsAny(text, "\"'`“”‘’「」『』«»") without
+// its rune-by-rune search of the quote set, which cost a few microseconds
+// per hit.
+func hasQuote(text string) bool {
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '"', '\'', '`':
+			return true
+		case 0xc2: // « U+00AB, » U+00BB
+			if i+1 < len(text) && (text[i+1] == 0xab || text[i+1] == 0xbb) {
+				return true
+			}
+		case 0xe2: // “ ” ‘ ’ U+201C, U+201D, U+2018, U+2019
+			if i+2 < len(text) && text[i+1] == 0x80 && (text[i+2] == 0x9c || text[i+2] == 0x9d || text[i+2] == 0x98 || text[i+2] == 0x99) {
+				return true
+			}
+		case 0xe3: // 「 」 『 』 U+300C–U+300F
+			if i+2 < len(text) && text[i+1] == 0x80 && text[i+2] >= 0x8c && text[i+2] <= 0x8f {
+				return true
+			}
 		}
 	}
 	return false

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -93,5 +94,20 @@ func TestInjectionRates(t *testing.T) {
 	}
 	if dr := float64(total.caught) / float64(total.attacks); dr < 0.90 {
 		t.Errorf("detection rate %.1f%%, want at least 90%%", 100*dr)
+	}
+}
+
+func TestHasQuote(t *testing.T) {
+	const quotes = "\"'`“”‘’「」『』«»"
+	for _, s := range []string{"", "plain text", "中文「引号」", "a “b” c", "«x»", "it's", "`x`", "日本語の文章です。", "½ ¼ ’", "ア『イ", "\u00a0\u2014\u300a"} {
+		if got, want := hasQuote(s), strings.ContainsAny(s, quotes); got != want {
+			t.Errorf("hasQuote(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for r := rune(0); r < 0x10000; r++ {
+		s := "ab" + string(r) + "cd"
+		if got, want := hasQuote(s), strings.ContainsAny(s, quotes); got != want {
+			t.Fatalf("hasQuote(%q) = %v, want %v", s, got, want)
+		}
 	}
 }
