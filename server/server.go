@@ -42,6 +42,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Runs executes workflows; nil leaves the workflow API answering 503.
 	Runs *controlplane.Service
+	// SSEKeepAlive is how often a quiet run event stream sends a comment
+	// so that proxies keep it open. Default 15 s.
+	SSEKeepAlive time.Duration
 }
 
 // Server is the HTTP handler of the whole API.
@@ -65,6 +68,9 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	}
 	if s.opts.MaxBodyBytes <= 0 {
 		s.opts.MaxBodyBytes = 8 << 20
+	}
+	if s.opts.SSEKeepAlive <= 0 {
+		s.opts.SSEKeepAlive = 15 * time.Second
 	}
 	s.logger = s.opts.Logger
 	if s.logger == nil {

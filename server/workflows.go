@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -552,6 +553,26 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	if err := sw.WriteComment("run " + id); err != nil {
 		return
 	}
+	// A quiet node (a long model call, a slow API) would leave the
+	// connection silent long enough for proxies to cut it: a comment goes
+	// out every keep-alive interval.
+	var mu sync.Mutex // serializes writes of the events and the keep-alives
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(s.opts.SSEKeepAlive)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				mu.Lock()
+				_ = sw.WriteComment("keep-alive")
+				mu.Unlock()
+			}
+		}
+	}()
 	var werr error
 	err := s.opts.Runs.Events(ctx, ws, id, after, func(ev workflow.Event) bool {
 		data, err := json.Marshal(ev)
@@ -559,9 +580,13 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 			werr = err
 			return false
 		}
+		mu.Lock()
 		werr = sw.WriteEvent(sse.Event{ID: strconv.FormatInt(ev.Seq, 10), Event: string(ev.Type), Data: data})
+		mu.Unlock()
 		return werr == nil
 	})
+	close(stop)
+	<-stopped
 	if err == nil {
 		err = werr
 	}

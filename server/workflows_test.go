@@ -623,3 +623,37 @@ func TestWorkflowNotFound(t *testing.T) {
 		t.Errorf("another workspace lists %d runs", len(list.Data))
 	}
 }
+
+// TestRunEventsKeepAlive: a stream whose run is busy in one quiet node
+// still sends bytes (SSE comments), so proxies do not cut it.
+func TestRunEventsKeepAlive(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t, nil)
+	svc := controlplane.New(env.Store, workflowtest.Engine(t, workflow.Services{}), controlplane.Options{})
+	srv, err := server.New(env.Platform, &server.Options{Runs: svc, SSEKeepAlive: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close(); svc.Wait(); srv.Stop() })
+	c := client{t: t, base: hs.URL, key: env.Key}
+	e := workflowEnv{Env: env, c: c}
+	wf := e.create(`{"name":"slow","nodes":[{"id":"start","type":"start"},
+	{"id":"wait","type":"code","config":{"mode":"javascript","script":"var t=Date.now(); while(Date.now()-t<400){}; 'done'"}},{"id":"end","type":"end"}],
+	"edges":[{"id":"e1","source":"start","target":"wait"},{"id":"e2","source":"wait","target":"end"}]}`)
+	run := e.start(wf.ID, `{"input":"x"}`)
+	req, _ := http.NewRequest("GET", hs.URL+"/api/runs/"+run.ID+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+env.Key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if n := strings.Count(string(body), ": keep-alive"); n < 2 {
+		t.Errorf("%d keep-alive comments in a stream over a 400 ms node:\n%s", n, body)
+	}
+	if !strings.Contains(string(body), "event: run_finished") {
+		t.Errorf("stream did not end with the run:\n%s", body)
+	}
+}
