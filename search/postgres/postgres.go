@@ -85,6 +85,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/internal/engine"
+	"github.com/agentcraftlab/agentcraft/search/internal/vec"
 	"github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/search/token"
 )
@@ -136,8 +137,7 @@ type Engine struct {
 	schema   string
 	sql      statements
 
-	vecMu sync.Mutex
-	vecs  map[int64]*vecCache // guarded by vecMu; index id → vectors
+	vecs vec.Cache // index id → its vectors, by generation
 
 	closeOnce sync.Once
 }
@@ -193,7 +193,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Engine, error
 		return nil, err
 	}
 	e := &Engine{bm25: memory.DefaultBM25, tok: o.Tokenizer, emb: o.Embedder,
-		logger: o.Logger, pool: pool, schema: o.Schema, vecs: make(map[int64]*vecCache)}
+		logger: o.Logger, pool: pool, schema: o.Schema}
 	if o.BM25 != nil {
 		e.bm25 = *o.BM25
 	}

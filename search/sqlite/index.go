@@ -388,13 +388,7 @@ func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
 	if err != nil {
 		return fmt.Errorf("sqlite search: delete index %q: %w", index, err)
 	}
-	e.vecMu.Lock()
-	defer e.vecMu.Unlock()
-	for id, c := range e.vecs {
-		if c.name == index {
-			delete(e.vecs, id)
-		}
-	}
+	e.vecs.DropIndex(index)
 	return nil
 }
 

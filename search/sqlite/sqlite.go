@@ -83,6 +83,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/internal/engine"
+	"github.com/agentcraftlab/agentcraft/search/internal/vec"
 	"github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/search/token"
 )
@@ -131,8 +132,7 @@ type Engine struct {
 	writer  *sql.DB // exactly one connection; every write goes through it
 	reader  *sql.DB // query_only connections for searches
 
-	vecMu sync.Mutex
-	vecs  map[int64]*vecCache // guarded by vecMu; index id → vectors
+	vecs vec.Cache // index id → its vectors, by generation
 
 	closeOnce sync.Once
 	closeErr  error // set once by Close
@@ -148,7 +148,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Engine, error) {
 		o = *opts
 	}
 	e := &Engine{bm25: memory.DefaultBM25, tok: o.Tokenizer, emb: o.Embedder,
-		logger: o.Logger, vecs: make(map[int64]*vecCache)}
+		logger: o.Logger}
 	if o.BM25 != nil {
 		e.bm25 = *o.BM25
 	}

@@ -39,3 +39,34 @@ func BenchmarkDot768(b *testing.B) {
 	}
 	_ = s
 }
+
+func TestCache(t *testing.T) {
+	var c Cache
+	s1 := &Set{Name: "a", Gen: 1}
+	if !s1.Add(7, Encode([]float32{1, 0})) || s1.Add(8, Encode([]float32{1, 0, 0})) {
+		t.Fatal("Add: the first vector sets the dimension; another size is refused")
+	}
+	c.Put(1, s1)
+	if c.Get(1, 1) != s1 || c.Get(1, 2) != nil {
+		t.Fatal("Get must match the generation")
+	}
+	c.Put(1, &Set{Name: "a", Gen: 0}) // a slower, older loader
+	if c.Get(1, 1) != s1 {
+		t.Fatal("an older generation replaced a newer one")
+	}
+	var got []int64
+	s1.Scan([]float32{1, 0}, func(doc int64, score float32) {
+		if score != 1 {
+			t.Errorf("score %v", score)
+		}
+		got = append(got, doc)
+	})
+	s1.Scan([]float32{1, 0, 0}, func(int64, float32) { t.Error("a query of another dimension matched") })
+	if len(got) != 1 || got[0] != 7 {
+		t.Errorf("scan %v", got)
+	}
+	c.DropIndex("a")
+	if c.Get(1, 1) != nil {
+		t.Error("DropIndex kept the set")
+	}
+}
