@@ -51,6 +51,10 @@ type AgentParams struct {
 	// round-trips as equivalent JSON, not byte for byte: PostgreSQL
 	// normalizes whitespace and key order.
 	Middleware json.RawMessage `json:"middleware,omitempty"`
+	// KnowledgeBases names (or ids of) the workspace's knowledge bases the
+	// agent answers from: each request searches them and the top passages
+	// reach the model with numbered citations (package rag).
+	KnowledgeBases []string `json:"knowledge_bases,omitempty"`
 }
 
 // Validate reports whether a can be written.

@@ -3,7 +3,8 @@
 //
 // A Store bundles the aggregates (workspaces, API keys, agents, providers,
 // credentials, usage, workflows with their versions, and workflow runs with
-// their checkpoints and events). Two drivers implement it: store/sqlite for
+// their checkpoints and events, the audit log, knowledge bases with their
+// ingest jobs, and uploads). Two drivers implement it: store/sqlite for
 // a single machine and store/postgres for several; store/storetest is the
 // conformance suite both must pass. Open a driver, run its migrations, then
 // use it:
@@ -58,6 +59,10 @@ type Store interface {
 	Usage() Usage
 	Workflows() Workflows
 	Runs() Runs
+	AuditLog() AuditLog
+	KnowledgeBases() KnowledgeBases
+	IngestJobs() IngestJobs
+	Uploads() Uploads
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

@@ -41,6 +41,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Usage", func(t *testing.T) { testUsage(t, open) })
 	t.Run("Workflows", func(t *testing.T) { testWorkflows(t, open) })
 	t.Run("Runs", func(t *testing.T) { testRuns(t, open) })
+	t.Run("KnowledgeBases", func(t *testing.T) { testKnowledgeBases(t, open) })
+	t.Run("IngestJobs", func(t *testing.T) { testIngestJobs(t, open) })
+	t.Run("Uploads", func(t *testing.T) { testUploads(t, open) })
+	t.Run("AuditLog", func(t *testing.T) { testAuditLog(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {

@@ -1,0 +1,72 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/store"
+)
+
+// BenchmarkIngestProgress measures the two writes an ingest worker makes
+// after every file: the job's progress (IngestJobs.Update) and the base's
+// counts (KnowledgeBases.AddCounts). Adhoc runs the same statements
+// unprepared, the peer that justifies preparing them.
+func BenchmarkIngestProgress(b *testing.B) {
+	ctx := context.Background()
+	st, w := benchStore(b)
+	kb, err := st.KnowledgeBases().Create(ctx, store.KnowledgeBase{WorkspaceID: w.ID, Name: "docs", IndexName: "ix"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	files := make([]store.IngestFile, 20)
+	for i := range files {
+		files[i] = store.IngestFile{UploadID: store.NewID(), Name: "chapter.pdf"}
+	}
+	job, err := st.IngestJobs().Create(ctx, store.IngestJob{WorkspaceID: w.ID, KnowledgeBaseID: kb.ID, Files: files})
+	if err != nil {
+		b.Fatal(err)
+	}
+	job.Status = store.IngestRunning
+
+	prepared := func(ctx context.Context, j store.IngestJob) error {
+		if _, err := st.IngestJobs().Update(ctx, j); err != nil {
+			return err
+		}
+		return st.KnowledgeBases().AddCounts(ctx, j.WorkspaceID, j.KnowledgeBaseID, 1, 12)
+	}
+	adhoc := func(ctx context.Context, j store.IngestJob) error {
+		enc, err := json.Marshal(j.Files)
+		if err != nil {
+			return err
+		}
+		if _, err := scanIngestJob(st.writer.QueryRowContext(ctx, updateIngestJob,
+			j.Status, string(enc), j.FilesDone, j.Chunks, j.Error, micros(time.Now()), j.WorkspaceID, j.ID)); err != nil {
+			return err
+		}
+		_, err = st.writer.ExecContext(ctx, addCounts, 1, 12, micros(time.Now()), j.WorkspaceID, j.KnowledgeBaseID)
+		return err
+	}
+	for _, bm := range []struct {
+		name string
+		step func(context.Context, store.IngestJob) error
+	}{
+		{"Prepared", prepared},
+		{"Adhoc", adhoc},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				j := job
+				j.FilesDone = i % len(files)
+				j.Chunks = 12 * i
+				if err := bm.step(ctx, j); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
