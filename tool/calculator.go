@@ -162,10 +162,12 @@ func calcFuncNames() []string {
 	return names
 }
 
+var calculatorArgs = mustArgSchema("calculator",
+	`{"type":"object","properties":{"expression":{"type":"string","description":"The expression, e.g. \"sqrt(2) * (3 + 4)^2\"."}},"required":["expression"],"additionalProperties":false}`,
+	`{"expression": "2 * (3 + 4)"}`)
+
 // Schema implements Tool.
-func (Calculator) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string","description":"The expression, e.g. \"sqrt(2) * (3 + 4)^2\"."}},"required":["expression"],"additionalProperties":false}`)
-}
+func (Calculator) Schema() json.RawMessage { return calculatorArgs.raw }
 
 // Capability implements Tool.
 func (Calculator) Capability() Capability { return CapabilityLow }
@@ -173,15 +175,12 @@ func (Calculator) Capability() Capability { return CapabilityLow }
 // Call implements Tool. Every failure is an error Result.
 func (Calculator) Call(_ context.Context, args json.RawMessage) (Result, error) {
 	var in struct {
-		Expression *string `json:"expression"`
+		Expression string `json:"expression"`
 	}
-	if err := json.Unmarshal(args, &in); err != nil {
-		return ErrorResult(`arguments must be a JSON object like {"expression": "2 * (3 + 4)"}: %v`, err), nil
+	if res, ok := calculatorArgs.parse(args, &in); !ok {
+		return res, nil
 	}
-	if in.Expression == nil {
-		return ErrorResult(`missing "expression": pass the expression to evaluate, e.g. {"expression": "2 * (3 + 4)"}`), nil
-	}
-	v, err := Evaluate(*in.Expression)
+	v, err := Evaluate(in.Expression)
 	if err != nil {
 		return Result{Content: err.Error(), IsError: true}, nil
 	}

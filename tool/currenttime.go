@@ -26,10 +26,12 @@ func (CurrentTime) Description() string {
 	return "Get the current date, time and weekday. Pass an IANA time zone such as \"Asia/Tokyo\" or \"Europe/Paris\"; the default is UTC."
 }
 
+var currentTimeArgs = mustArgSchema("current_time",
+	`{"type":"object","properties":{"timezone":{"type":"string","description":"IANA time zone name, e.g. \"America/New_York\". Default: UTC."}},"additionalProperties":false}`,
+	`{"timezone": "Asia/Tokyo"}`)
+
 // Schema implements Tool.
-func (CurrentTime) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{"timezone":{"type":"string","description":"IANA time zone name, e.g. \"America/New_York\". Default: UTC."}},"additionalProperties":false}`)
-}
+func (CurrentTime) Schema() json.RawMessage { return currentTimeArgs.raw }
 
 // Capability implements Tool.
 func (CurrentTime) Capability() Capability { return CapabilityLow }
@@ -47,10 +49,8 @@ func (c CurrentTime) Call(_ context.Context, args json.RawMessage) (Result, erro
 	var in struct {
 		Timezone string `json:"timezone"`
 	}
-	if len(args) > 0 && string(args) != "null" {
-		if err := json.Unmarshal(args, &in); err != nil {
-			return ErrorResult(`arguments must be a JSON object like {"timezone": "Asia/Tokyo"}: %v`, err), nil
-		}
+	if res, ok := currentTimeArgs.parse(args, &in); !ok {
+		return res, nil
 	}
 	name := in.Timezone
 	if name == "" {

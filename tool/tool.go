@@ -1,6 +1,8 @@
 // Package tool defines what an agent can call besides the model: the Tool
 // interface, the Registry that names tools for agents and workflows, and the
-// built-in tools (calculator, current_time).
+// built-in tools: calculator, current_time, json_query (jq), run_javascript
+// (goja sandbox), ocr_image (tesseract), file_read and file_list (inside a
+// sandbox directory) and http_request (through the egress-policy client).
 //
 // A Tool describes itself (name, description, JSON Schema of its arguments,
 // capability) and answers Call. A tool that fails in a way the model can act
@@ -9,11 +11,19 @@
 // error from Call is reserved for a broken protocol (a lost MCP session, a
 // dead sandbox) that no rewording of the arguments can fix.
 //
+// Built-in tools parse their arguments with one helper that validates them
+// against the tool's JSON Schema, so that malformed arguments (not JSON, a
+// wrong type, a missing or unknown field) come back to the model as an
+// error Result naming the field, never as a crash.
+//
 // Register tools explicitly:
 //
 //	var reg tool.Registry
-//	if err := tool.RegisterBuiltins(&reg); err != nil { ... }
-//	tools, err := reg.Resolve("calculator", "current_time")
+//	if err := tool.RegisterBuiltinsWith(&reg, &tool.BuiltinOptions{
+//		FilesDir:   "/srv/agentcraft/files",
+//		HTTPClient: guard.Client(), // internal/egress
+//	}); err != nil { ... }
+//	tools, err := reg.Resolve("calculator", "json_query", "http_request")
 package tool
 
 import (

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/agentcraftlab/agentcraft/internal/jsrun"
 )
 
 // Data is what a template, an arithmetic expression or a script can read.
@@ -21,12 +23,13 @@ type Data struct {
 
 // Sentinel errors; test for them with errors.Is.
 var (
-	// ErrTooLarge: an input or output exceeds its size limit.
-	ErrTooLarge = errors.New("too large")
+	// ErrTooLarge: an input or output exceeds its size limit. It is
+	// jsrun's, so javascript mode's size errors match it too.
+	ErrTooLarge = jsrun.ErrTooLarge
 	// ErrNoMatch: regex_extract found no match.
 	ErrNoMatch = errors.New("no match")
 	// ErrTimeout: a script ran past its time limit.
-	ErrTimeout = errors.New("script time limit exceeded")
+	ErrTimeout = jsrun.ErrTimeout
 	// ErrReference: a template, expression or script refers to a
 	// variable, node output or field that does not exist.
 	ErrReference = errors.New("unknown reference")

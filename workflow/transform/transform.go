@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/language"
+
+	"github.com/agentcraftlab/agentcraft/internal/jsrun"
 )
 
 // Defaults of Options.
@@ -20,9 +22,9 @@ const (
 	// DefaultTimeout is the script time limit when the config has no
 	// "timeout"; it is the default the code kind declares in
 	// workflow/nodes (a test keeps the two equal).
-	DefaultTimeout = 5 * time.Second
+	DefaultTimeout = jsrun.DefaultTimeout
 	// DefaultMaxCallStackSize bounds JavaScript recursion depth.
-	DefaultMaxCallStackSize = 1000
+	DefaultMaxCallStackSize = jsrun.DefaultMaxCallStackSize
 )
 
 // Options configure a Runner. The zero value means defaults.
