@@ -97,6 +97,9 @@ func TestPackageDirection(t *testing.T) {
 		{from: "pii", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "store", "internal/cli"}},
 		{from: "guard", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "store", "internal/cli"}},
 		{from: "server", forbidden: []string{"internal/cli"}},
+		{from: "kb", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "llm", "rag", "internal/cli"}},
+		{from: "rag", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "store", "kb", "internal/cli"}},
+		{from: "audit", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "internal/cli"}},
 	}
 	var problems []string
 	for dir, p := range pkgs {

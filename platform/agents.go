@@ -5,14 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/agent"
+	"github.com/agentcraftlab/agentcraft/audit"
 	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
+	"github.com/agentcraftlab/agentcraft/rag"
 	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/tool"
 )
 
 // ErrUnknownAgent reports a model name that is not an agent of the workspace.
@@ -99,7 +103,7 @@ func (p *Platform) build(ctx context.Context, row store.Agent) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools, err := p.tools.Resolve(row.Tools...)
+	tools, err := p.resolveTools(row)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +113,18 @@ func (p *Platform) build(ctx context.Context, row store.Agent) (*Agent, error) {
 			return nil, fmt.Errorf("middleware settings: %w", err)
 		}
 	}
-	model := p.chain(pr, as.Settings)
+	model := auditScoped(p.chain(pr, as.Settings), row.WorkspaceID)
+	if p.knowledge != nil {
+		// Retrieval wraps the whole chain, so guard and PII masking see the
+		// retrieved passages as they see the rest of the prompt. It is on
+		// for every agent: a chat's uploaded files arrive as bases in the
+		// request's context (rag.WithKnowledgeBases).
+		model = rag.Model(model, rag.Options{Searcher: p.knowledge, WorkspaceID: row.WorkspaceID,
+			KnowledgeBases: row.Params.KnowledgeBases, Logger: p.logger.With("agent", row.Name)})
+	} else if len(row.Params.KnowledgeBases) > 0 {
+		p.logger.Warn("agent knowledge bases ignored", "workspace_id", row.WorkspaceID, "agent", row.Name,
+			"reason", "no knowledge search is configured (platform.Options.Knowledge)")
+	}
 	rt := &agent.Agent{
 		Name:         row.Name,
 		Model:        model,
@@ -142,10 +157,37 @@ func (p *Platform) chain(pr *provider, agentSettings middleware.Settings) llm.Mo
 			mws = append(mws, pr.limiter)
 		}
 		merged.RateLimit = middleware.RateLimitSettings{}
-		mws = append(mws, middleware.Build(merged, logger)...)
+		mws = append(mws, middleware.BuildWith(merged, &middleware.BuildOptions{Logger: logger, Audit: p.auditSafety})...)
 		return llm.Chain(pr.model, mws...)
 	}
-	return llm.Chain(pr.model, middleware.Build(merged, logger)...)
+	return llm.Chain(pr.model, middleware.BuildWith(merged, &middleware.BuildOptions{Logger: logger, Audit: p.auditSafety})...)
+}
+
+// KBSearchTool is the name of the knowledge-search tool. It is not in the
+// registry: each agent gets its own, bound to its workspace and knowledge
+// bases (plus the bases a request adds, such as a chat's uploads).
+const KBSearchTool = "kb_search"
+
+// resolveTools returns the agent's tools: kb_search built for the agent,
+// the rest from the registry.
+func (p *Platform) resolveTools(row store.Agent) ([]tool.Tool, error) {
+	names := row.Tools
+	var kbTool tool.Tool
+	if i := slices.Index(names, KBSearchTool); i >= 0 {
+		if p.knowledge == nil {
+			return nil, fmt.Errorf("%w: %s: knowledge search is not configured on this server", tool.ErrUnknownTool, KBSearchTool)
+		}
+		kbTool = rag.SearchTool(p.knowledge, row.WorkspaceID, row.Params.KnowledgeBases)
+		names = slices.Delete(slices.Clone(names), i, i+1)
+	}
+	tools, err := p.tools.Resolve(names...)
+	if err != nil {
+		return nil, err
+	}
+	if kbTool != nil {
+		tools = append(tools, kbTool)
+	}
+	return tools, nil
 }
 
 // checkAgent reports what would stop row from running: an unknown provider
@@ -158,7 +200,7 @@ func (p *Platform) checkAgent(ctx context.Context, row store.Agent) error {
 	if _, err := p.providerFor(ctx, row.WorkspaceID, provName); err != nil {
 		return err
 	}
-	if _, err := p.tools.Resolve(row.Tools...); err != nil {
+	if _, err := p.resolveTools(row); err != nil {
 		// Both wrapped: an unknown tool stays tool.ErrUnknownTool, and a
 		// tool listed twice, which has no sentinel, is still bad input
 		// rather than an internal error.
@@ -192,7 +234,7 @@ func configAgentRow(ca config.Agent, workspaceID string) (store.Agent, error) {
 		Model:        ca.Model,
 		Instructions: ca.Instructions,
 		Tools:        ca.Tools,
-		Params:       store.AgentParams{Temperature: ca.Temperature, MaxTokens: ca.MaxTokens, MaxSteps: ca.MaxSteps, Middleware: mw},
+		Params:       store.AgentParams{Temperature: ca.Temperature, MaxTokens: ca.MaxTokens, MaxSteps: ca.MaxSteps, Middleware: mw, KnowledgeBases: ca.KnowledgeBases},
 		Source:       store.SourceConfig,
 	}, nil
 }
@@ -208,7 +250,17 @@ func (p *Platform) CreateAgent(ctx context.Context, a store.Agent) (store.Agent,
 	if err := p.checkAgent(ctx, a); err != nil {
 		return store.Agent{}, err
 	}
-	return p.store.Agents().Create(ctx, a)
+	out, err := p.store.Agents().Create(ctx, a)
+	if err == nil {
+		p.RecordAudit(ctx, agentEvent("agent.create", out))
+	}
+	return out, err
+}
+
+// agentEvent is the audit event of a change to agent a.
+func agentEvent(action string, a store.Agent) store.AuditEvent {
+	return store.AuditEvent{WorkspaceID: a.WorkspaceID, Action: action, Target: "agent:" + a.Name,
+		Details: audit.Details(map[string]any{"model": a.Model, "tools": a.Tools})}
 }
 
 // UpdateAgent checks and replaces an API agent.
@@ -230,6 +282,7 @@ func (p *Platform) UpdateAgent(ctx context.Context, a store.Agent) (store.Agent,
 	}
 	p.evict(a.WorkspaceID, old.Name)
 	p.evict(a.WorkspaceID, out.Name)
+	p.RecordAudit(ctx, agentEvent("agent.update", out))
 	return out, nil
 }
 
@@ -246,6 +299,7 @@ func (p *Platform) DeleteAgent(ctx context.Context, workspaceID, id string) erro
 		return err
 	}
 	p.evict(workspaceID, old.Name)
+	p.RecordAudit(ctx, agentEvent("agent.delete", old))
 	return nil
 }
 

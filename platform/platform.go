@@ -9,7 +9,9 @@ import (
 	"os"
 	"sync"
 
+	"github.com/agentcraftlab/agentcraft/audit"
 	"github.com/agentcraftlab/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/rag"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
@@ -30,10 +32,25 @@ type Options struct {
 	OllamaURL string
 	// Getenv reads the environment for detection. Default os.Getenv.
 	Getenv func(string) string
-	// Tools is the tool catalog. Default: the built-in tools.
+	// Tools is the tool catalog. Default: the built-in tools configured by
+	// Builtins.
 	Tools *tool.Registry
+	// Builtins configures the default catalog's built-in tools (file
+	// sandbox, outbound HTTP client). Nil: the tools that need no
+	// configuration. Ignored when Tools is set.
+	Builtins *tool.BuiltinOptions
 	// Logger receives operational logs. Default: discard.
 	Logger *slog.Logger
+	// Knowledge searches knowledge bases (package kb). When set, every
+	// agent's model retrieves from the agent's knowledge_bases and from the
+	// bases a request's context adds (package rag). Default nil: no
+	// retrieval, models untouched.
+	Knowledge rag.Searcher
+	// Audit receives guard, PII, credential and agent events. Default: an
+	// audit.AsyncRecorder on the store's audit log, which Stop flushes;
+	// audit.Nop{} turns auditing off. A recorder passed here is the
+	// caller's to stop.
+	Audit audit.Recorder
 }
 
 // Platform resolves agents and providers for requests. Create it with New,
@@ -45,6 +62,13 @@ type Platform struct {
 	http   *http.Client
 	creds  *credentials
 	usage  *usageRecorder
+	audit  audit.Recorder
+	// ownAudit is the default recorder New started, stopped by Stop; nil
+	// when Options.Audit was given.
+	ownAudit *audit.AsyncRecorder
+
+	// knowledge is Options.Knowledge; nil turns retrieval off.
+	knowledge rag.Searcher
 
 	defaultWS store.Workspace
 	// global holds config and detected providers; written only in New.
@@ -78,7 +102,7 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 	}
 	if o.Tools == nil {
 		o.Tools = &tool.Registry{}
-		if err := tool.RegisterBuiltins(o.Tools); err != nil {
+		if err := tool.RegisterBuiltinsWith(o.Tools, o.Builtins); err != nil {
 			return nil, err
 		}
 	}
@@ -91,6 +115,8 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		global:      map[string]*provider{},
 		wsProviders: map[string]*provider{},
 		agents:      map[string]*agentEntry{},
+		knowledge:   o.Knowledge,
+		audit:       o.Audit,
 	}
 	for _, cp := range o.Providers {
 		if err := p.addGlobalProvider(cp, OriginConfig, nil); err != nil {
@@ -127,6 +153,10 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		return nil, err
 	}
 	p.usage = newUsageRecorder(st.Usage(), p.logger)
+	if p.audit == nil {
+		p.ownAudit = audit.NewAsyncRecorder(st.AuditLog(), &audit.Options{Logger: o.Logger})
+		p.audit = p.ownAudit
+	}
 	return p, nil
 }
 
@@ -160,8 +190,13 @@ func (p *Platform) Store() store.Store { return p.store }
 // Tools is the tool catalog.
 func (p *Platform) Tools() *tool.Registry { return p.tools }
 
-// Stop flushes pending usage records. Idempotent.
-func (p *Platform) Stop() { p.usage.stop() }
+// Stop flushes pending usage records and audit events. Idempotent.
+func (p *Platform) Stop() {
+	p.usage.stop()
+	if p.ownAudit != nil {
+		p.ownAudit.Stop()
+	}
+}
 
 // RecordUsage stores r in the background.
 func (p *Platform) RecordUsage(r store.UsageRecord) { p.usage.record(r) }
@@ -185,7 +220,11 @@ func (p *Platform) PutCredential(ctx context.Context, workspaceID, providerName,
 			return err
 		}
 	}
-	return p.creds.put(ctx, workspaceID, providerName, key)
+	if err := p.creds.put(ctx, workspaceID, providerName, key); err != nil {
+		return err
+	}
+	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "credential.put", Target: "provider:" + providerName})
+	return nil
 }
 
 func isProviderType(s string) bool {

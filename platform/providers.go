@@ -119,7 +119,7 @@ func (p *Platform) addGlobalProvider(cp config.Provider, origin string, models [
 // buildShared builds the provider-level chain once.
 func (p *Platform) buildShared(pr *provider) {
 	logger := p.logger.With("provider", pr.info.Name)
-	pr.shared = middleware.Build(pr.settings, logger)
+	pr.shared = middleware.BuildWith(pr.settings, &middleware.BuildOptions{Logger: logger, Audit: p.auditSafety})
 	if pr.settings.RateLimit.Enabled != nil && *pr.settings.RateLimit.Enabled {
 		// Build puts the limiter first when it is on.
 		pr.limiter = pr.shared[0]

@@ -64,6 +64,21 @@ type RunArgs struct {
 // Kind is the River job kind. It is stored in every job row: never change it.
 func (RunArgs) Kind() string { return "workflow_run" }
 
+// IngestArgs is the job that ingests uploaded files into a knowledge base
+// (one store.IngestJob).
+type IngestArgs struct {
+	WorkspaceID string `json:"workspace_id"`
+	JobID       string `json:"job_id"`
+}
+
+// Kind is the River job kind. It is stored in every job row: never change it.
+func (IngestArgs) Kind() string { return "kb_ingest" }
+
+// IngestHandler executes an ingest job. Returning an error makes River retry
+// it like a run; the handler must tolerate being run again for a job it
+// partly did.
+type IngestHandler func(ctx context.Context, args IngestArgs) error
+
 // Handler executes a run. Returning an error makes River retry the run with
 // backoff, up to Config.MaxAttempts attempts in all. When ctx is cancelled
 // because the queue is stopping, return an error wrapping ctx.Err(): River
@@ -114,6 +129,10 @@ type Config struct {
 	// at Info, internal faults at Error. Nil discards, so a Handler should
 	// log its own failures.
 	Logger *slog.Logger
+	// Ingest executes knowledge-base ingest jobs in this process; nil
+	// means this queue's workers take no ingest jobs (EnqueueIngest still
+	// works).
+	Ingest IngestHandler
 
 	// testOnly sets River's TestOnly, which skips the jittered start of
 	// its maintenance services.
@@ -311,6 +330,14 @@ func (c *Config) riverConfig(kind backend, h Handler, logger *slog.Logger) (*riv
 	})); err != nil {
 		return nil, fmt.Errorf("queue: register worker: %w", err)
 	}
+	if c.Ingest != nil {
+		ingest := c.Ingest
+		if err := river.AddWorkerSafely(rc.Workers, river.WorkFunc(func(ctx context.Context, job *river.Job[IngestArgs]) error {
+			return ingest(ctx, job.Args)
+		})); err != nil {
+			return nil, fmt.Errorf("queue: register ingest worker: %w", err)
+		}
+	}
 	return rc, nil
 }
 
@@ -386,6 +413,20 @@ func (q *Queue) EnqueueRunAt(ctx context.Context, args RunArgs, at time.Time) er
 	}
 	if res.UniqueSkippedAsDuplicate {
 		q.logger.DebugContext(ctx, "run_already_queued", "run_id", args.RunID, "workspace_id", args.WorkspaceID)
+	}
+	return nil
+}
+
+// EnqueueIngest makes an ingest job available to a worker. Enqueuing a job
+// that is still waiting or running does nothing.
+func (q *Queue) EnqueueIngest(ctx context.Context, args IngestArgs) error {
+	if args.JobID == "" || args.WorkspaceID == "" {
+		return errors.New("queue: enqueue ingest: JobID and WorkspaceID are both required")
+	}
+	if _, err := q.client.Insert(ctx, args, &river.InsertOpts{
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueStates},
+	}); err != nil {
+		return fmt.Errorf("queue: enqueue ingest %s: %w", args.JobID, err)
 	}
 	return nil
 }

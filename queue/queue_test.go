@@ -504,3 +504,32 @@ func TestEnqueueRunRejectsEmptyIDs(t *testing.T) {
 		t.Errorf("EnqueueRun without WorkspaceID = %v, want an error naming WorkspaceID", err)
 	}
 }
+
+func TestEnqueueIngestRunsIngestHandler(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, cfg Config) {
+		runs := make(chan RunArgs, 1)
+		ingests := make(chan IngestArgs, 1)
+		cfg.Ingest = func(ctx context.Context, args IngestArgs) error {
+			ingests <- args
+			return nil
+		}
+		q := start(t, cfg, func(ctx context.Context, args RunArgs) error {
+			runs <- args
+			return nil
+		})
+		want := IngestArgs{WorkspaceID: "ws1", JobID: "job1"}
+		if err := q.EnqueueIngest(context.Background(), want); err != nil {
+			t.Fatal(err)
+		}
+		if got := receive(t, ingests, 2*time.Second, "ingest handler call"); got != want {
+			t.Errorf("ingest handler got %+v, want %+v", got, want)
+		}
+		enqueue(t, q, "run1")
+		if got := receive(t, runs, 2*time.Second, "run handler call"); got.RunID != "run1" {
+			t.Errorf("run handler got %+v", got)
+		}
+		if err := q.EnqueueIngest(context.Background(), IngestArgs{WorkspaceID: "ws1"}); err == nil {
+			t.Error("EnqueueIngest without a job id succeeded")
+		}
+	})
+}

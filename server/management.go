@@ -78,6 +78,9 @@ type agentBody struct {
 	MaxTokens    int             `json:"max_tokens"`
 	MaxSteps     int             `json:"max_steps"`
 	Middleware   json.RawMessage `json:"middleware"`
+	// KnowledgeBases are searched for every request (package rag) and by
+	// the kb_search tool.
+	KnowledgeBases []string `json:"knowledge_bases"`
 }
 
 func (b agentBody) row(ws string) store.Agent {
@@ -87,7 +90,8 @@ func (b agentBody) row(ws string) store.Agent {
 		Model:        strings.TrimSpace(b.Model),
 		Instructions: b.Instructions,
 		Tools:        b.Tools,
-		Params:       store.AgentParams{Temperature: b.Temperature, MaxTokens: b.MaxTokens, MaxSteps: b.MaxSteps, Middleware: b.Middleware},
+		Params: store.AgentParams{Temperature: b.Temperature, MaxTokens: b.MaxTokens, MaxSteps: b.MaxSteps, Middleware: b.Middleware,
+			KnowledgeBases: b.KnowledgeBases},
 	}
 }
 

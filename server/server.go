@@ -9,12 +9,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/kb"
 
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
@@ -45,6 +47,14 @@ type Options struct {
 	// SSEKeepAlive is how often a quiet run event stream sends a comment
 	// so that proxies keep it open. Default 15 s.
 	SSEKeepAlive time.Duration
+	// Knowledge serves knowledge bases, uploads and chat attachments; nil
+	// leaves /api/kbs and /api/upload answering 503.
+	Knowledge *kb.Service
+	// EnqueueIngest queues an ingest job (store.IngestJob) for a worker.
+	// Required with Knowledge.
+	EnqueueIngest func(ctx context.Context, workspaceID, jobID string) error
+	// MaxUploadBytes caps one uploaded file. Default DefaultMaxUploadBytes.
+	MaxUploadBytes int64
 }
 
 // Server is the HTTP handler of the whole API.
@@ -69,6 +79,12 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	if s.opts.MaxBodyBytes <= 0 {
 		s.opts.MaxBodyBytes = 8 << 20
 	}
+	if s.opts.MaxUploadBytes <= 0 {
+		s.opts.MaxUploadBytes = DefaultMaxUploadBytes
+	}
+	if s.opts.Knowledge != nil && s.opts.EnqueueIngest == nil {
+		return nil, errors.New("server: Options.Knowledge is set without Options.EnqueueIngest: ingest jobs would never run")
+	}
 	if s.opts.SSEKeepAlive <= 0 {
 		s.opts.SSEKeepAlive = 15 * time.Second
 	}
@@ -81,10 +97,16 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.HandleFunc("GET /ready", s.ready)
 	api := http.NewServeMux()
-	openaiapi.New(p, &openaiapi.Options{MaxBodyBytes: s.opts.MaxBodyBytes, Logger: s.logger, Runs: s.opts.Runs}).Register(api)
+	oa := &openaiapi.Options{MaxBodyBytes: s.opts.MaxBodyBytes, Logger: s.logger, Runs: s.opts.Runs}
+	if s.opts.Knowledge != nil {
+		oa.Attachments = &chatAttachments{s: s}
+	}
+	openaiapi.New(p, oa).Register(api)
+	s.registerKnowledge(api)
 	s.registerManagement(api)
 	s.registerWorkflows(api)
 	s.registerSafety(api)
+	s.registerAudit(api)
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path))
 	})

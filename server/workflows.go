@@ -211,6 +211,7 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
+	s.auditWorkflow(r, "workflow.create", wf, nil)
 	writeJSON(w, http.StatusCreated, wf)
 }
 
@@ -234,10 +235,12 @@ func (s *Server) saveWorkflow(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.saveDefinition(w, r, ws, id, def)
+	s.saveDefinition(w, r, ws, id, def, "workflow.update", nil)
 }
 
-func (s *Server) saveDefinition(w http.ResponseWriter, r *http.Request, ws, id string, def *workflow.Definition) {
+// saveDefinition saves def as the newest version of workflow id and
+// records action in the audit log.
+func (s *Server) saveDefinition(w http.ResponseWriter, r *http.Request, ws, id string, def *workflow.Definition, action string, details map[string]any) {
 	row, err := definitionRow(ws, id, def)
 	if err != nil {
 		storeError(w, err)
@@ -248,6 +251,7 @@ func (s *Server) saveDefinition(w http.ResponseWriter, r *http.Request, ws, id s
 		storeError(w, err)
 		return
 	}
+	s.auditWorkflow(r, action, wf, details)
 	writeJSON(w, http.StatusOK, wf)
 }
 
@@ -256,6 +260,7 @@ func (s *Server) deleteWorkflow(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
+	s.auditWorkflow(r, "workflow.delete", store.Workflow{ID: r.PathValue("id")}, nil)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -317,7 +322,7 @@ func (s *Server) restoreWorkflowVersion(w http.ResponseWriter, r *http.Request) 
 		workflowError(w, err)
 		return
 	}
-	s.saveDefinition(w, r, ws, id, def)
+	s.saveDefinition(w, r, ws, id, def, "workflow.restore", map[string]any{"restored_version": v})
 }
 
 // startRunBody is the body of POST /api/workflows/{id}/runs.

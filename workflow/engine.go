@@ -16,6 +16,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/agentcraftlab/agentcraft/agent"
+	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/workflow/transform"
 )
 
@@ -67,7 +68,15 @@ type Services struct {
 	HTTP *http.Client
 	// Transform runs code nodes and code hooks.
 	Transform *transform.Runner
+	// Knowledge searches knowledge bases for rag nodes.
+	Knowledge KnowledgeSearcher
 	Logger    *slog.Logger
+}
+
+// KnowledgeSearcher searches a workspace's knowledge bases, named by name or
+// id, for rag nodes; package kb implements it (as rag.Searcher).
+type KnowledgeSearcher interface {
+	Search(ctx context.Context, workspaceID string, kbs []string, q search.Query) (search.Result, error)
 }
 
 // Engine runs workflow plans. It is safe for concurrent use.

@@ -89,7 +89,7 @@ nodes:
 edges:
   - {id: e1, source: start, target: end}
 `,
-	// rag has no executor yet but its flags (data, not imperative) still count.
+	// rag is a data node, not imperative: one agent after it stays sequential.
 	"retrieval and one agent": `
 name: t
 nodes:

@@ -445,7 +445,7 @@ edges:
   - {id: e3, source: remote, target: auto}
   - {id: e4, source: auto, target: end}
 `,
-			want: []string{"nodes[1].type", "nodes[2].type", "nodes[3].type"},
+			want: []string{"nodes[2].type", "nodes[3].type"},
 		},
 		{
 			name: "unknown strategy and negative limits",
@@ -561,13 +561,13 @@ func TestValidateMessages(t *testing.T) {
 name: t
 nodes:
   - {id: start, type: start}
-  - {id: docs, type: rag, config: {knowledge_base: manuals}}
+  - {id: auto, type: autonomous, config: {goal: win}}
   - {id: end, type: end}
 edges:
-  - {id: e1, source: start, target: docs}
-  - {id: e2, source: docs, target: end}
+  - {id: e1, source: start, target: auto}
+  - {id: e2, source: auto, target: end}
 `,
-			path: "nodes[1].type", wantMessage: `node type "rag" is not available yet`, wantHint: "remove the node",
+			path: "nodes[1].type", wantMessage: `node type "autonomous" is not available yet`, wantHint: "remove the node",
 		},
 		{
 			name: "unknown type lists the known ones",

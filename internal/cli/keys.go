@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentcraftlab/agentcraft/audit"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -49,6 +50,16 @@ func (e *env) withWorkspaceStore(ctx context.Context, workspace string, create b
 	return fn(st, ws)
 }
 
+// auditKey writes a key event to the audit log at once (a CLI command has
+// no recorder running). The key change already happened, so a failure is a
+// warning, not the command's error.
+func (e *env) auditKey(ctx context.Context, st store.Store, ev store.AuditEvent) {
+	ev.Actor = audit.ActorCLI
+	if err := st.AuditLog().Append(ctx, ev); err != nil {
+		fmt.Fprintf(e.stderr, "warning: the audit log did not record %s of %s: %v\n", ev.Action, ev.Target, err)
+	}
+}
+
 func keysCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{Use: "keys", Short: "Manage API keys"}
 	var workspace, name string
@@ -66,6 +77,8 @@ func keysCmd(e *env) *cobra.Command {
 				}
 				fmt.Fprintln(e.stdout, key)
 				fmt.Fprintf(e.stderr, "created key %s (%s) for workspace %q; it is shown only now, store it safely\n", k.ID, k.Prefix, ws.Name)
+				e.auditKey(cmd.Context(), st, store.AuditEvent{WorkspaceID: ws.ID, Action: "apikey.create", Target: "apikey:" + k.ID,
+					Details: audit.Details(map[string]any{"name": name})})
 				return nil
 			})
 		},
@@ -104,6 +117,7 @@ func keysCmd(e *env) *cobra.Command {
 					return fmt.Errorf("revoke %s: %w", args[0], err)
 				}
 				fmt.Fprintln(e.stdout, "revoked", args[0])
+				e.auditKey(cmd.Context(), st, store.AuditEvent{WorkspaceID: ws.ID, Action: "apikey.revoke", Target: "apikey:" + args[0]})
 				return nil
 			})
 		},

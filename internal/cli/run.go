@@ -100,12 +100,13 @@ func runWorkflow(ctx context.Context, cfg config.Config, def *workflow.Definitio
 		lc.Level = "error"
 		platformLog = newLogger(stderr, lc)
 	}
-	_, p, closeAll, err := openPlatform(ctx, cfg, logger, platformLog)
+	stk, err := openPlatform(ctx, cfg, logger, platformLog)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
-	eng, err := newEngine(cfg, p, logger)
+	defer stk.close()
+	p := stk.p
+	eng, err := newEngine(cfg, stk, logger)
 	if err != nil {
 		return err
 	}

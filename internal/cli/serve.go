@@ -13,10 +13,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentcraftlab/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/internal/egress"
+	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/tool"
 )
 
 func serveCmd(e *env) *cobra.Command {
@@ -40,49 +43,83 @@ func serveCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// openPlatform opens the configured database (migrated), the master key
-// and the platform; platformLog receives the platform's own logs. closeAll
-// releases them in order.
-func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *slog.Logger) (store.Store, *platform.Platform, func(), error) {
-	st, err := openStore(ctx, cfg.Database.URL, logger)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("open database: %w", err)
+// stack is what a long-running command works with: the migrated store,
+// the knowledge service on the matching search engine, and the platform.
+type stack struct {
+	st        store.Store
+	knowledge *kb.Service
+	p         *platform.Platform
+	closers   []func()
+}
+
+// close releases everything in reverse order of opening.
+func (s *stack) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
 	}
-	key, err := secret.LoadMasterKey(os.Getenv(secret.EnvMasterKey), cfg.Secrets.MasterKeyFile)
-	if err == nil {
-		var box *secret.Box
-		if box, err = secret.New(key); err == nil {
-			var p *platform.Platform
-			p, err = platform.New(ctx, st, box, &platform.Options{
-				Providers:        cfg.Providers,
-				Agents:           cfg.Agents,
-				DefaultWorkspace: cfg.Server.Workspace,
-				DetectProviders:  cfg.DetectProviders == nil || *cfg.DetectProviders,
-				Logger:           platformLog,
-			})
-			if err == nil {
-				return st, p, func() { p.Stop(); st.Close() }, nil
-			}
+}
+
+// openPlatform opens the configured database (migrated), its search
+// engine, the master key and the platform; platformLog receives the
+// platform's own logs. The caller closes the stack.
+func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *slog.Logger) (_ *stack, err error) {
+	s := &stack{}
+	defer func() {
+		if err != nil {
+			s.close()
 		}
+	}()
+	if s.st, err = openStore(ctx, cfg.Database.URL, logger); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
 	}
-	st.Close()
-	return nil, nil, nil, err
+	s.closers = append(s.closers, func() { s.st.Close() })
+	var closeKnowledge func()
+	if s.knowledge, closeKnowledge, err = openKnowledge(ctx, cfg, s.st, platformLog); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, closeKnowledge)
+	key, err := secret.LoadMasterKey(os.Getenv(secret.EnvMasterKey), cfg.Secrets.MasterKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	box, err := secret.New(key)
+	if err != nil {
+		return nil, err
+	}
+	eg, err := (&egress.Policy{Allow: cfg.Egress.Allow}).Compile()
+	if err != nil {
+		return nil, fmt.Errorf("egress.allow: %w", err)
+	}
+	s.p, err = platform.New(ctx, s.st, box, &platform.Options{
+		Builtins:         &tool.BuiltinOptions{FilesDir: cfg.Tools.FilesDir, HTTPClient: eg.Client()},
+		Providers:        cfg.Providers,
+		Agents:           cfg.Agents,
+		DefaultWorkspace: cfg.Server.Workspace,
+		DetectProviders:  cfg.DetectProviders == nil || *cfg.DetectProviders,
+		Logger:           platformLog,
+		Knowledge:        s.knowledge,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, s.p.Stop)
+	return s, nil
 }
 
 // serve runs the server until ctx ends. When ready is not nil it receives
 // the bound address once the server accepts connections.
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready chan<- string) error {
-	st, p, closeAll, err := openPlatform(ctx, cfg, logger, logger)
+	stk, err := openPlatform(ctx, cfg, logger, logger)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
+	defer stk.close()
 
 	if cfg.Server.Auth == server.AuthNone {
 		logger.Warn("authentication_disabled", "reason", "server.auth is none", "workspace", cfg.Server.Workspace,
 			"risk", "anyone who reaches "+cfg.Server.Addr+" can use every agent; use only on a trusted private network")
 	}
-	wf, err := startWorkflows(ctx, cfg, st, p, logger)
+	wf, err := startWorkflows(ctx, cfg, stk, logger)
 	if err != nil {
 		return err
 	}
@@ -91,7 +128,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 		defer cancel()
 		wf.stop(sctx)
 	}()
-	srv, err := server.New(p, &server.Options{Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger, Runs: wf.runs})
+	srv, err := server.New(stk.p, &server.Options{Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
+		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest})
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 func workerCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "worker",
-		Short: "Execute queued workflow runs (no HTTP server); for PostgreSQL scale-out",
+		Short: "Execute queued workflow runs and ingest jobs (no HTTP server); for PostgreSQL scale-out",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := e.load()
@@ -26,12 +26,12 @@ func workerCmd(e *env) *cobra.Command {
 					"fix", "point database.url at PostgreSQL to run separate workers")
 			}
 			ctx := cmd.Context()
-			st, p, closeAll, err := openPlatform(ctx, cfg, logger, logger)
+			stk, err := openPlatform(ctx, cfg, logger, logger)
 			if err != nil {
 				return err
 			}
-			defer closeAll()
-			wf, err := startWorkflows(ctx, cfg, st, p, logger)
+			defer stk.close()
+			wf, err := startWorkflows(ctx, cfg, stk, logger)
 			if err != nil {
 				return err
 			}

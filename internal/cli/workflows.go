@@ -10,17 +10,16 @@ import (
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/internal/egress"
-	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/queue"
 	"github.com/agentcraftlab/agentcraft/server"
-	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/nodes"
 )
 
 // newEngine builds the workflow engine of a configuration: the built-in
-// node kinds, the platform's agents, and an egress-guarded HTTP client.
-func newEngine(cfg config.Config, p *platform.Platform, logger *slog.Logger) (*workflow.Engine, error) {
+// node kinds, the platform's agents and knowledge bases, and an
+// egress-guarded HTTP client. stk may be nil (no agents, no retrieval).
+func newEngine(cfg config.Config, stk *stack, logger *slog.Logger) (*workflow.Engine, error) {
 	reg := workflow.NewRegistry()
 	if err := nodes.RegisterBuiltins(reg); err != nil {
 		return nil, err
@@ -30,8 +29,11 @@ func newEngine(cfg config.Config, p *platform.Platform, logger *slog.Logger) (*w
 		return nil, fmt.Errorf("egress.allow: %w", err)
 	}
 	svc := workflow.Services{HTTP: guard.Client(), Logger: logger}
-	if p != nil {
-		svc.Agents = server.NewAgentResolver(p)
+	if stk != nil {
+		svc.Agents = server.NewAgentResolver(stk.p)
+		if stk.knowledge != nil {
+			svc.Knowledge = stk.knowledge
+		}
 	}
 	return workflow.NewEngine(reg, svc, &workflow.EngineDefaults{MaxSteps: cfg.Workflows.MaxSteps, Timeout: cfg.Workflows.Timeout}), nil
 }
@@ -44,11 +46,17 @@ type workflowRuntime struct {
 	stopSweeper context.CancelFunc
 }
 
+// enqueueIngest queues a knowledge-base ingest job.
+func (w *workflowRuntime) enqueueIngest(ctx context.Context, workspaceID, jobID string) error {
+	return w.q.EnqueueIngest(ctx, queue.IngestArgs{WorkspaceID: workspaceID, JobID: jobID})
+}
+
 // startWorkflows opens the queue on the configured database, starts its
 // workers and resumes at once the runs this process owned when it last
 // stopped (every live run on SQLite, where it is the only executor).
-func startWorkflows(ctx context.Context, cfg config.Config, st store.Store, p *platform.Platform, logger *slog.Logger) (*workflowRuntime, error) {
-	eng, err := newEngine(cfg, p, logger)
+func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *slog.Logger) (*workflowRuntime, error) {
+	st := stk.st
+	eng, err := newEngine(cfg, stk, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +76,13 @@ func startWorkflows(ctx context.Context, cfg config.Config, st store.Store, p *p
 			return w.q.EnqueueRunAt(ctx, queue.RunArgs{WorkspaceID: workspaceID, RunID: runID, Wake: "deadline " + at.UTC().Format(time.RFC3339Nano)}, at)
 		},
 	})
-	w.q, err = queue.Open(ctx, queue.Config{DatabaseURL: cfg.Database.URL, Workers: cfg.Workflows.Workers, Logger: logger},
+	qcfg := queue.Config{DatabaseURL: cfg.Database.URL, Workers: cfg.Workflows.Workers, Logger: logger}
+	if stk.knowledge != nil {
+		qcfg.Ingest = func(ctx context.Context, args queue.IngestArgs) error {
+			return stk.knowledge.RunJob(ctx, args.WorkspaceID, args.JobID, nil)
+		}
+	}
+	w.q, err = queue.Open(ctx, qcfg,
 		func(ctx context.Context, args queue.RunArgs) error {
 			return w.runs.Execute(ctx, args.WorkspaceID, args.RunID)
 		})
@@ -90,6 +104,11 @@ func startWorkflows(ctx context.Context, cfg config.Config, st store.Store, p *p
 	sweepCtx, stop := context.WithCancel(ctx)
 	w.stopSweeper = stop
 	go w.runs.SweepEvery(sweepCtx, 15*time.Second)
+	if stk.knowledge != nil {
+		// Temporary knowledge bases (chat attachments) and uploads expire
+		// after an hour; any process may remove them.
+		go sweepKnowledge(sweepCtx, stk.knowledge, time.Minute, logger)
+	}
 	return w, nil
 }
 

@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -46,6 +48,39 @@ type Config struct {
 	Egress Egress `yaml:"egress"`
 	// Workflows tunes the workflow engine.
 	Workflows Workflows `yaml:"workflows"`
+	// Search configures knowledge-base search.
+	Search Search `yaml:"search"`
+	// Tools configures the built-in tools that reach outside the process.
+	Tools Tools `yaml:"tools"`
+}
+
+// Tools configures built-in tools. http_request is always available to
+// agents and follows egress.allow.
+type Tools struct {
+	// FilesDir is the sandbox of file_read and file_list (nothing outside
+	// it is readable, through .. or symlinks). Empty: no file tools.
+	FilesDir string `yaml:"files_dir"`
+}
+
+// Search configures knowledge-base search. Without an embedder, knowledge
+// bases are searched by full text (BM25) only.
+type Search struct {
+	// Embedder enables vector and hybrid search; unset means none.
+	Embedder Embedder `yaml:"embedder"`
+}
+
+// Embedder is an OpenAI-compatible /v1/embeddings endpoint. Documents are
+// embedded when ingested: changing the model means ingesting again.
+type Embedder struct {
+	// BaseURL is the API root with /v1, e.g. http://localhost:11434/v1 for
+	// Ollama. Default https://api.openai.com/v1.
+	BaseURL string `yaml:"base_url"`
+	// Model names the embedding model; setting it turns the embedder on.
+	Model string `yaml:"model"`
+	// APIKey, usually "${OPENAI_API_KEY}"; empty sends none.
+	APIKey string `yaml:"api_key"`
+	// Dimensions is the vector length; 0 learns it from the first answer.
+	Dimensions int `yaml:"dimensions"`
 }
 
 // Egress configures outbound HTTP from workflows.
@@ -137,6 +172,9 @@ type Agent struct {
 	// ToolProgress streams the agent's internal tool calls as
 	// reasoning_content so chat UIs can show them. Default false.
 	ToolProgress bool `yaml:"tool_progress"`
+	// KnowledgeBases names the workspace's knowledge bases the agent
+	// answers from, with numbered citations. Default none.
+	KnowledgeBases []string `yaml:"knowledge_bases"`
 	// Middleware overrides the provider's settings for this agent.
 	Middleware middleware.Settings `yaml:",inline"`
 }
@@ -292,6 +330,15 @@ func (c *Config) Validate() error {
 	if !strings.HasPrefix(c.Database.URL, "sqlite://") && !strings.HasPrefix(c.Database.URL, "postgres://") && !strings.HasPrefix(c.Database.URL, "postgresql://") {
 		bad("database.url", "%q must start with sqlite:// or postgres://", c.Database.URL)
 	}
+	if e := c.Search.Embedder; e.Model == "" && (e.BaseURL != "" || e.APIKey != "" || e.Dimensions != 0) {
+		bad("search.embedder.model", "is empty: name the embedding model, e.g. text-embedding-3-small, or remove search.embedder")
+	}
+	if u := c.Search.Embedder.BaseURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		bad("search.embedder.base_url", "%q must start with http:// or https://", u)
+	}
+	if c.Search.Embedder.Dimensions < 0 {
+		bad("search.embedder.dimensions", "%d must be positive, or 0 to learn it from the first answer", c.Search.Embedder.Dimensions)
+	}
 	names := map[string]bool{}
 	for i, p := range c.Providers {
 		path := fmt.Sprintf("providers[%d]", i)
@@ -324,8 +371,25 @@ func (c *Config) Validate() error {
 		if a.MaxSteps < 0 {
 			bad(path+".max_steps", "must be positive")
 		}
+		kbs := map[string]bool{}
+		for j, kb := range a.KnowledgeBases {
+			if !validKBName(kb) {
+				bad(fmt.Sprintf("%s.knowledge_bases[%d]", path, j), "%q must be a knowledge base's name or id: 1 to 128 characters, no control characters or surrounding spaces", kb)
+			}
+			if kbs[kb] {
+				bad(fmt.Sprintf("%s.knowledge_bases[%d]", path, j), "%q is listed twice", kb)
+			}
+			kbs[kb] = true
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// validKBName accepts what a knowledge base may be called; package kb owns
+// the finer rules and reports unknown bases when the agent searches.
+func validKBName(s string) bool {
+	return s != "" && utf8.RuneCountInString(s) <= 128 && strings.TrimSpace(s) == s &&
+		!strings.ContainsFunc(s, unicode.IsControl)
 }
 
 func validName(s string) bool {

@@ -147,6 +147,11 @@ func TestValidation(t *testing.T) {
 		{"agents:\n  - {name: a, model: llama3}", "agents[0].model"},
 		{"database: {url: mysql://x}", "database.url"},
 		{"log: {level: loud}", "log.level"},
+		{"agents:\n  - {name: a, model: p/m, knowledge_bases: [handbook, ' faq']}", "agents[0].knowledge_bases[1]"},
+		{"agents:\n  - {name: a, model: p/m, knowledge_bases: [handbook, handbook]}", `agents[0].knowledge_bases[1]: "handbook" is listed twice`},
+		{"search: {embedder: {base_url: 'http://localhost:11434/v1'}}", "search.embedder.model"},
+		{"search: {embedder: {model: m, base_url: 'localhost:11434'}}", "search.embedder.base_url"},
+		{"search: {embedder: {model: m, dimensions: -1}}", "search.embedder.dimensions"},
 	} {
 		_, err := Load(write(t, tc.body), []string{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -163,4 +168,18 @@ func FuzzParse(f *testing.F) {
 		var cfg Config
 		_ = Parse(data, map[string]string{"K": "v"}, &cfg)
 	})
+}
+
+func TestSearchEmbedder(t *testing.T) {
+	cfg, err := Load(write(t, "search:\n  embedder: {base_url: 'http://127.0.0.1:11434/v1', model: nomic-embed-text, api_key: '${EMB_KEY}', dimensions: 768}\n"), []string{"EMB_KEY=sk-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Embedder{BaseURL: "http://127.0.0.1:11434/v1", Model: "nomic-embed-text", APIKey: "sk-test", Dimensions: 768}
+	if diff := cmp.Diff(want, cfg.Search.Embedder); diff != "" {
+		t.Errorf("embedder (-want +got):\n%s", diff)
+	}
+	if _, err := Load(write(t, "search: {embedder: {modle: x}}"), []string{}); err == nil || !strings.Contains(err.Error(), "search.embedder.modle") {
+		t.Errorf("typo: %v", err)
+	}
 }

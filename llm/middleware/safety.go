@@ -17,9 +17,19 @@ type GuardOptions struct {
 	// ScanOutput also checks the model's answer; in streams, text is held
 	// back until scanned, so a blocked phrase never reaches the client.
 	ScanOutput bool
-	// Logger receives the audit lines ([GUARD] ...). Default: discard.
+	// Logger receives the audit lines ([GUARD] ...), their match excerpt
+	// with personal data redacted. Default: discard.
 	Logger *slog.Logger
+	// Audit, when set, receives one event per match next to the audit
+	// line: action "guard.block", "guard.warn" or "guard.log", details
+	// {direction, rule, match (redacted)}.
+	Audit AuditFunc
 }
+
+// AuditFunc receives the audit events of Guard and PII: a dotted action and
+// details without personal data. It must not block for long; the caller
+// (package audit) queues the event.
+type AuditFunc func(ctx context.Context, action string, details map[string]any)
 
 // Guard refuses requests the policy blocks, before the model is called: the
 // answer is the policy's refusal, finish reason stop. With ScanOutput, an
@@ -39,7 +49,15 @@ type guarded struct {
 
 func (g *guarded) audit(ctx context.Context, dir guard.Direction, d guard.Decision) {
 	for _, m := range d.Matches {
+		// The excerpt is the user's (or the model's) own text: a rule
+		// may well match next to, or on, a card number or an address.
+		m.Match = pii.Redact(m.Match)
 		g.o.Logger.LogAttrs(ctx, slog.LevelWarn, guard.AuditLine(dir, m))
+		if g.o.Audit != nil {
+			g.o.Audit(ctx, "guard."+m.Action.String(), map[string]any{
+				"direction": dir.String(), "rule": m.Rule, "match": m.Match,
+			})
+		}
 	}
 }
 
@@ -144,6 +162,10 @@ type PIIOptions struct {
 	Mode pii.Mode
 	// Logger receives the audit lines ([PII] ... counts, never values).
 	Logger *slog.Logger
+	// Audit, when set, receives an event "pii.detected" next to each
+	// audit line, details {direction, entities: {"Global.Email": 1},
+	// count}.
+	Audit AuditFunc
 }
 
 // PII masks personal data in every message before the model sees it and,
@@ -200,9 +222,23 @@ func (m *masked) mask(ctx context.Context, req llm.Request) (llm.Request, *pii.M
 	}
 	if len(found) > 0 {
 		m.o.Logger.LogAttrs(ctx, slog.LevelInfo, pii.AuditLine("input", found))
+		m.auditEvent(ctx, "input", found)
 	}
 	req.Messages = msgs
 	return req, mk, nil
+}
+
+// auditEvent reports the entities found: rule names and counts, never a
+// value or an offset.
+func (m *masked) auditEvent(ctx context.Context, direction string, ents []pii.Entity) {
+	if m.o.Audit == nil {
+		return
+	}
+	counts := map[string]int{}
+	for _, e := range ents {
+		counts[e.Rule]++
+	}
+	m.o.Audit(ctx, "pii.detected", map[string]any{"direction": direction, "entities": counts, "count": len(ents)})
 }
 
 func (m *masked) Generate(ctx context.Context, req llm.Request) (llm.Response, error) {
@@ -217,6 +253,7 @@ func (m *masked) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 	text := resp.Message.Text()
 	if ents := m.o.Detector.Scan(text); len(ents) > 0 {
 		m.o.Logger.LogAttrs(ctx, slog.LevelInfo, pii.AuditLine("output", ents))
+		m.auditEvent(ctx, "output", ents)
 	}
 	if m.o.Mode == pii.Reversible {
 		parts := make([]llm.Part, len(resp.Message.Content))

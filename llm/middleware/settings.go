@@ -219,6 +219,27 @@ func enabled(b *bool, def bool) bool {
 // agent with its own limit) and reuse the result, or the limit is not
 // shared.
 func Build(s Settings, logger *slog.Logger) []llm.Middleware {
+	return BuildWith(s, &BuildOptions{Logger: logger})
+}
+
+// BuildOptions are what BuildWith takes besides the settings. The zero
+// value (or nil) is the default.
+type BuildOptions struct {
+	// Logger receives Retry's and Logging's records and the safety audit
+	// lines. Default: discard.
+	Logger *slog.Logger
+	// Audit receives Guard's and PII's audit events (see GuardOptions.Audit
+	// and PIIOptions.Audit). Default: none.
+	Audit AuditFunc
+}
+
+// BuildWith is Build with an audit sink for the safety layers.
+func BuildWith(s Settings, opts *BuildOptions) []llm.Middleware {
+	var o BuildOptions
+	if opts != nil {
+		o = *opts
+	}
+	logger := o.Logger
 	var mws []llm.Middleware
 	// Guard sees the user's own text; PII masks it before every later
 	// layer, so rate limiting, retries, logs and the provider see tokens.
@@ -228,15 +249,15 @@ func Build(s Settings, logger *slog.Logger) []llm.Middleware {
 		if p, err := s.Guard.Policy(); err != nil {
 			mws = append(mws, refuseAll(err))
 		} else {
-			mws = append(mws, Guard(GuardOptions{Policy: p, ScanOutput: s.Guard.ScanOutput, Logger: logger}))
+			mws = append(mws, Guard(GuardOptions{Policy: p, ScanOutput: s.Guard.ScanOutput, Logger: logger, Audit: o.Audit}))
 		}
 	}
 	if s.PII != nil {
-		if o, err := s.PII.options(); err != nil {
+		if po, err := s.PII.options(); err != nil {
 			mws = append(mws, refuseAll(err))
 		} else {
-			o.Logger = logger
-			mws = append(mws, PII(o))
+			po.Logger, po.Audit = logger, o.Audit
+			mws = append(mws, PII(po))
 		}
 	}
 	if enabled(s.RateLimit.Enabled, false) {

@@ -171,6 +171,18 @@ func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error 
 	return nil
 }
 
+// DeleteIndex removes index and all its documents; an unknown index is
+// ignored.
+func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory: delete index %q: %w", index, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.indexes, index)
+	return nil
+}
+
 // Len reports the number of live documents in index.
 func (e *Engine) Len(index string) int {
 	e.mu.RLock()

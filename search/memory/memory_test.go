@@ -161,6 +161,35 @@ func TestDeleteAndReplace(t *testing.T) {
 	}
 }
 
+func TestDeleteIndex(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, nil, sample...)
+	if err := e.DeleteIndex(ctx, "kb"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(search1(t, e, search.Query{Text: "programming language goroutines"}).Hits); !slices.Equal(got, []string{"notes/go2"}) {
+		t.Errorf("after DeleteIndex(kb): %v, want only [notes/go2]", got)
+	}
+	if e.Len("kb") != 0 || e.Len("notes") != 1 {
+		t.Errorf("Len(kb) = %d, Len(notes) = %d, want 0 and 1", e.Len("kb"), e.Len("notes"))
+	}
+	if err := e.DeleteIndex(ctx, "missing"); err != nil {
+		t.Errorf("DeleteIndex of an unknown index: %v", err)
+	}
+	// The name can be used again from scratch.
+	if err := e.Index(ctx, search.Document{ID: "n", Index: "kb", Text: "fresh start"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(search1(t, e, search.Query{Text: "programming fresh", Indexes: []string{"kb"}}).Hits); !slices.Equal(got, []string{"kb/n"}) {
+		t.Errorf("after re-creating kb: %v, want [kb/n]", got)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := e.DeleteIndex(cctx, "notes"); !errors.Is(err, context.Canceled) {
+		t.Errorf("DeleteIndex with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
 func TestIndexRejectsBadDocuments(t *testing.T) {
 	e := newEngine(t, nil)
 	if err := e.Index(context.Background(), search.Document{ID: "x", Text: "no index"}); err == nil {

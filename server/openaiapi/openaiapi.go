@@ -36,6 +36,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -61,6 +62,17 @@ type Options struct {
 	// Runs executes workflows, which are then listed and run as models
 	// named WorkflowModelPrefix+name. Default nil: agents only.
 	Runs *controlplane.Service
+	// Attachments resolves the uploads a chat references; nil makes such
+	// a chat a 400 saying attachments are not available.
+	Attachments Attachments
+}
+
+// Attachments turns uploaded files referenced by a chat into what the
+// agent sees: documents become searchable context for this request (the
+// returned ctx carries it), images become image parts of the last user
+// message.
+type Attachments interface {
+	Attach(ctx context.Context, workspaceID string, fileIDs []string) (context.Context, []llm.Part, error)
 }
 
 // Handler serves /v1/models and /v1/chat/completions.
@@ -69,6 +81,7 @@ type Handler struct {
 	maxBody int64
 	logger  *slog.Logger
 	runs    *controlplane.Service // nil: no workflow models
+	attach  Attachments           // nil: no file attachments
 }
 
 // New returns a Handler resolving agents through p.
@@ -82,6 +95,7 @@ func New(p *platform.Platform, opts *Options) *Handler {
 			h.logger = opts.Logger
 		}
 		h.runs = opts.Runs
+		h.attach = opts.Attachments
 	}
 	return h
 }
@@ -197,12 +211,22 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	c.agent, err = h.p.Agent(ctx, c.pr.WorkspaceID, req.Model)
 	if name, ok := h.workflowName(req.Model, err); ok {
+		if len(req.fileIDs) > 0 {
+			c.failEarly(w, badParam("files", "file attachments are read by agents; workflow models take text input (give the workflow a rag node instead)"))
+			return
+		}
 		c.runWorkflow(ctx, w, body, msgs, name)
 		return
 	}
 	if err != nil {
 		c.failEarly(w, err)
 		return
+	}
+	if len(req.fileIDs) > 0 {
+		if ctx, msgs, err = h.attachFiles(ctx, c.pr.WorkspaceID, req.fileIDs, msgs); err != nil {
+			c.failEarly(w, err)
+			return
+		}
 	}
 	choice, err := req.toolChoice()
 	if err != nil {
@@ -235,6 +259,34 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	} else {
 		c.whole(w, events)
 	}
+}
+
+// attachFiles resolves the uploads of a chat: ctx gains their documents as
+// context, images join the last user message.
+func (h *Handler) attachFiles(ctx context.Context, workspaceID string, ids []string, msgs []llm.Message) (context.Context, []llm.Message, error) {
+	if h.attach == nil {
+		return ctx, nil, badParam("files", "this server does not accept file attachments: knowledge search is not configured")
+	}
+	ctx, images, err := h.attach.Attach(ctx, workspaceID, ids)
+	if err != nil {
+		return ctx, nil, err
+	}
+	if len(images) > 0 {
+		last := -1
+		for i, m := range msgs {
+			if m.Role == llm.RoleUser {
+				last = i
+			}
+		}
+		if last < 0 {
+			return ctx, nil, badParam("messages", "images are attached but there is no user message to attach them to")
+		}
+		msgs = slices.Clone(msgs)
+		m := msgs[last]
+		m.Content = append(slices.Clone(m.Content), images...)
+		msgs[last] = m
+	}
+	return ctx, msgs, nil
 }
 
 func (c *call) user() string {

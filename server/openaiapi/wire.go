@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentcraftlab/agentcraft/llm"
@@ -28,6 +29,17 @@ type chatRequest struct {
 	User                string          `json:"user"`
 	N                   *int            `json:"n"`
 	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
+	// Files names uploads (POST /api/upload) for the whole conversation,
+	// as Open WebUI-style clients send them: [{"id": "..."}]. File
+	// content parts ({"type":"file","file":{"file_id":"..."}}) do the
+	// same from inside a message.
+	Files []struct {
+		ID string `json:"id"`
+	} `json:"files"`
+
+	// fileIDs are every upload the request references, in order of first
+	// mention, filled by decodeChatRequest.
+	fileIDs []string
 }
 
 type streamOptions struct {
@@ -49,6 +61,9 @@ type contentPart struct {
 		URL    string `json:"url"`
 		Detail string `json:"detail"`
 	} `json:"image_url"`
+	File *struct {
+		FileID string `json:"file_id"`
+	} `json:"file"`
 }
 
 type chatTool struct {
@@ -112,11 +127,17 @@ func decodeChatRequest(body []byte) (chatRequest, []llm.Message, error) {
 	}
 	msgs := make([]llm.Message, 0, len(req.Messages))
 	for i, m := range req.Messages {
-		lm, err := m.toLLM(i)
+		lm, err := m.toLLM(i, &req.fileIDs)
 		if err != nil {
 			return req, nil, err
 		}
 		msgs = append(msgs, lm)
+	}
+	for i, f := range req.Files {
+		if f.ID == "" {
+			return req, nil, badParam(fmt.Sprintf("files[%d].id", i), "files[%d].id is required: the fileId POST /api/upload returned", i)
+		}
+		req.fileIDs = appendUnique(req.fileIDs, f.ID)
 	}
 	for i, t := range req.Tools {
 		if t.Type != "" && t.Type != "function" {
@@ -136,7 +157,17 @@ func orBody(field string) string {
 	return field
 }
 
-func (m chatMessage) toLLM(i int) (llm.Message, error) {
+// appendUnique appends v to list unless it is there already.
+func appendUnique(list []string, v string) []string {
+	if slices.Contains(list, v) {
+		return list
+	}
+	return append(list, v)
+}
+
+// toLLM converts message i. File parts add their ids to files instead of
+// content: the handler turns them into retrieved context or images.
+func (m chatMessage) toLLM(i int, files *[]string) (llm.Message, error) {
 	param := func(f string) string { return fmt.Sprintf("messages[%d].%s", i, f) }
 	var out llm.Message
 	switch m.Role {
@@ -184,8 +215,13 @@ func (m chatMessage) toLLM(i int) (llm.Message, error) {
 					return out, badParam(param(fmt.Sprintf("content[%d].image_url.url", j)), "image_url.url is required")
 				}
 				out.Content = append(out.Content, llm.Part{Type: llm.PartImage, ImageURL: p.ImageURL.URL, Detail: p.ImageURL.Detail})
+			case "file":
+				if p.File == nil || p.File.FileID == "" {
+					return out, badParam(param(fmt.Sprintf("content[%d].file.file_id", j)), "file.file_id is required: the fileId POST /api/upload returned")
+				}
+				*files = appendUnique(*files, p.File.FileID)
 			default:
-				return out, badParam(param(fmt.Sprintf("content[%d].type", j)), "content part type %q is not supported; use text or image_url", p.Type)
+				return out, badParam(param(fmt.Sprintf("content[%d].type", j)), "content part type %q is not supported; use text, image_url or file", p.Type)
 			}
 		}
 	default:

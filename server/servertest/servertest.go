@@ -21,7 +21,9 @@ import (
 	"testing"
 
 	"github.com/agentcraftlab/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -45,6 +47,12 @@ type Options struct {
 	// production server formats its log lines but does not keep them.
 	LogWriter io.Writer
 	LogLevel  slog.Level
+	// Knowledge turns on knowledge bases, uploads and chat attachments,
+	// over an in-memory search engine; ingest jobs run in a goroutine of
+	// the test process as soon as they are queued.
+	Knowledge bool
+	// MaxUploadBytes caps one upload; default the server's.
+	MaxUploadBytes int64
 }
 
 // Env is a running server.
@@ -62,6 +70,8 @@ type Env struct {
 	Log *SyncBuffer
 	// Workspace is the default workspace.
 	Workspace store.Workspace
+	// Knowledge is the knowledge service when Options.Knowledge is set.
+	Knowledge *kb.Service
 }
 
 // New starts a server and registers its shutdown with t.Cleanup.
@@ -102,16 +112,40 @@ func New(t testing.TB, opts *Options) *Env {
 	if ollama == "" {
 		ollama = "http://127.0.0.1:1/v1" // nothing listens: detection finds no Ollama
 	}
-	p, err := platform.New(ctx, st, box, &platform.Options{
+	popts := &platform.Options{
 		Providers: o.Providers, Agents: o.Agents, DetectProviders: o.DetectProviders,
 		Getenv: getenv, OllamaURL: ollama, Logger: logger,
-	})
+	}
+	sopts := &server.Options{Auth: o.Auth, MaxBodyBytes: o.MaxBodyBytes, MaxUploadBytes: o.MaxUploadBytes, Version: "test", Logger: logger}
+	var jobs sync.WaitGroup
+	if o.Knowledge {
+		eng, err := memory.New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc, err := kb.New(kb.Options{Store: st, Engine: eng, Logger: logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Knowledge = svc
+		popts.Knowledge = svc
+		sopts.Knowledge = svc
+		sopts.EnqueueIngest = func(_ context.Context, workspaceID, jobID string) error {
+			jobs.Go(func() {
+				if err := svc.RunJob(context.Background(), workspaceID, jobID, nil); err != nil {
+					logger.Warn("test_ingest_job_failed", "job_id", jobID, "error", err)
+				}
+			})
+			return nil
+		}
+	}
+	p, err := platform.New(ctx, st, box, popts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	env.Platform = p
 	env.Workspace = p.DefaultWorkspace()
-	srv, err := server.New(p, &server.Options{Auth: o.Auth, MaxBodyBytes: o.MaxBodyBytes, Version: "test", Logger: logger})
+	srv, err := server.New(p, sopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +157,7 @@ func New(t testing.TB, opts *Options) *Env {
 		hs.CloseClientConnections()
 		hs.Close()
 		srv.Stop()
+		jobs.Wait()
 		p.Stop()
 		st.Close()
 	})

@@ -30,7 +30,7 @@ func TestBuiltinFlags(t *testing.T) {
 		"http-request": {Executable: true, Imperative: true, Available: true},
 		"start":        {Meta: true, Available: true},
 		"end":          {Meta: true, Available: true},
-		"rag":          {Data: true},
+		"rag":          {Executable: true, Data: true, Available: true},
 		"normalize":    {Executable: true, Available: true},
 		"contract":     {Executable: true, Available: true},
 		"output_check": {Executable: true, Available: true},

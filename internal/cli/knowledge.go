@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/kb"
+	"github.com/agentcraftlab/agentcraft/store"
+)
+
+// openKnowledge opens the search engine that goes with the configured
+// database (a search.db beside a SQLite store, the same PostgreSQL
+// database otherwise) with the configured embedder, and the knowledge
+// service over it and st.
+func openKnowledge(ctx context.Context, cfg config.Config, st store.Store, logger *slog.Logger) (*kb.Service, func(), error) {
+	emb, err := newEmbedder(cfg.Search.Embedder)
+	if err != nil {
+		return nil, nil, err
+	}
+	eng, closer, err := kb.OpenEngine(ctx, cfg.Database.URL, emb, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := kb.New(kb.Options{Store: st, Engine: eng, Logger: logger})
+	if err != nil {
+		closer.Close()
+		return nil, nil, err
+	}
+	return svc, func() { closer.Close() }, nil
+}
+
+// sweepKnowledge removes expired temporary knowledge bases and uploads
+// every interval until ctx ends.
+func sweepKnowledge(ctx context.Context, svc *kb.Service, every time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		bases, uploads, err := svc.Sweep(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logger.Warn("knowledge_sweep_failed", "error", err)
+		case bases+uploads > 0:
+			logger.Info("knowledge_swept", "temporary_bases", bases, "uploads", uploads)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package kb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentcraftlab/agentcraft/store"
+)
+
+// Per-file states of store.IngestFile.Status.
+const (
+	FileOK      = "ok"
+	FileSkipped = "skipped"
+	FileFailed  = "failed"
+)
+
+// RunJob processes the queued ingest job jobID: it marks the job running,
+// ingests each upload in turn, rewrites the job row after every file
+// (FilesDone, Chunks, the file's status and error) and calls onProgress
+// (which may be nil) with each row written, the first and last included.
+//
+// The job ends succeeded when at least one file was ingested or skipped
+// (every file has its own status), and failed when every file failed, the
+// base is gone or ctx is cancelled. A job already final is left alone.
+// Files that already have a status are not processed again, and FilesDone
+// and Chunks are recomputed from the files, so a job retried after a crash
+// neither ingests nor counts a file twice.
+func (s *Service) RunJob(ctx context.Context, workspaceID, jobID string, onProgress func(store.IngestJob)) error {
+	jobs := s.st.IngestJobs()
+	job, err := jobs.Get(ctx, workspaceID, jobID)
+	if err != nil {
+		return fmt.Errorf("kb: ingest job %s: %w", jobID, err)
+	}
+	if job.Status.Final() {
+		return nil
+	}
+	save := func(j store.IngestJob) (store.IngestJob, error) {
+		// Persist progress even when ctx was cancelled: the row must say
+		// how far the job got.
+		saved, err := jobs.Update(context.WithoutCancel(ctx), j)
+		if err != nil {
+			return j, fmt.Errorf("kb: ingest job %s: save progress: %w", jobID, err)
+		}
+		if onProgress != nil {
+			onProgress(saved)
+		}
+		return saved, nil
+	}
+	fail := func(j store.IngestJob, cause error) error {
+		j.Status = store.IngestFailed
+		j.Error = cause.Error()
+		if _, err := save(j); err != nil {
+			return errors.Join(cause, err)
+		}
+		return cause
+	}
+	logger := s.logger.With("workspace_id", workspaceID, "job_id", jobID, "kb_id", job.KnowledgeBaseID)
+
+	kb, err := s.st.KnowledgeBases().Get(ctx, workspaceID, job.KnowledgeBaseID)
+	if errors.Is(err, store.ErrNotFound) {
+		return fail(job, fmt.Errorf("kb: ingest job %s: knowledge base %s was deleted: %w", jobID, job.KnowledgeBaseID, err))
+	}
+	if err != nil {
+		// Perhaps transient: leave the job as it is for a retry.
+		return fmt.Errorf("kb: ingest job %s: knowledge base %s: %w", jobID, job.KnowledgeBaseID, err)
+	}
+	job.Status = store.IngestRunning
+	job.Error = ""
+	tally(&job)
+	if job, err = save(job); err != nil {
+		return err
+	}
+	logger.Info("kb_ingest_started", "files", len(job.Files))
+	for i := range job.Files {
+		f := &job.Files[i]
+		if f.Status != "" {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return fail(job, fmt.Errorf("kb: ingest job %s: stopped after %d of %d files: %w", jobID, job.FilesDone, len(job.Files), err))
+		}
+		res, err := s.ingestUpload(ctx, kb, f)
+		switch {
+		case err == nil && res.Chunks == 0:
+			f.Status, f.Error = FileSkipped, "no text found"
+		case err == nil:
+			f.Status, f.Error = FileOK, ""
+			f.Documents, f.Chunks = res.Documents, res.Chunks
+		case ctx.Err() != nil:
+			// Not the file's fault: leave it unprocessed so a rerun
+			// picks it up.
+			return fail(job, fmt.Errorf("kb: ingest job %s: stopped at %s: %w", jobID, f.Name, ctx.Err()))
+		case errors.Is(err, store.ErrNotFound) && s.gone(ctx, kb):
+			return fail(job, fmt.Errorf("kb: ingest job %s: knowledge base %q was deleted: %w", jobID, kb.Name, store.ErrNotFound))
+		default:
+			f.Status, f.Error = FileFailed, err.Error()
+			logger.Warn("kb_ingest_file_failed", "file", f.Name, "error", err)
+		}
+		tally(&job)
+		if job, err = save(job); err != nil {
+			return err
+		}
+	}
+	failed := 0
+	var first string
+	for _, f := range job.Files {
+		if f.Status == FileFailed {
+			failed++
+			if first == "" {
+				first = f.Name + ": " + f.Error
+			}
+		}
+	}
+	if failed == len(job.Files) {
+		return fail(job, fmt.Errorf("kb: ingest job %s: all %d files failed; first: %s", jobID, failed, first))
+	}
+	job.Status = store.IngestSucceeded
+	if _, err := save(job); err != nil {
+		return err
+	}
+	logger.Info("kb_ingest_finished", "files", len(job.Files), "failed", failed, "chunks", job.Chunks)
+	return nil
+}
+
+// ingestUpload reads f's upload and ingests it.
+func (s *Service) ingestUpload(ctx context.Context, kb store.KnowledgeBase, f *store.IngestFile) (IngestResult, error) {
+	up, err := s.st.Uploads().Get(ctx, kb.WorkspaceID, f.UploadID)
+	if errors.Is(err, store.ErrNotFound) {
+		return IngestResult{}, fmt.Errorf("upload %s (%s) has expired or was deleted: upload the file again", f.UploadID, f.Name)
+	}
+	if err != nil {
+		return IngestResult{}, fmt.Errorf("read upload %s: %w", f.UploadID, err)
+	}
+	name := f.Name
+	if name == "" {
+		name = up.Name
+	}
+	return s.Ingest(ctx, kb, name, up.Data)
+}
+
+// gone reports whether kb no longer exists.
+func (s *Service) gone(ctx context.Context, kb store.KnowledgeBase) bool {
+	_, err := s.st.KnowledgeBases().Get(ctx, kb.WorkspaceID, kb.ID)
+	return errors.Is(err, store.ErrNotFound)
+}
+
+// tally recomputes FilesDone and Chunks from the files.
+func tally(j *store.IngestJob) {
+	j.FilesDone, j.Chunks = 0, 0
+	for _, f := range j.Files {
+		if f.Status != "" {
+			j.FilesDone++
+			j.Chunks += f.Chunks
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/audit"
+	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/store"
+)
+
+// registerAudit adds GET /api/audit-logs, the caller's workspace's audit
+// log, newest first:
+//
+//	GET /api/audit-logs?action=guard.&since=2026-01-01T00:00:00Z&limit=50
+//	→ {"events": [...], "next": "<cursor>"}
+//
+// Query parameters (all optional): action (exact, or a prefix ending in
+// "."), actor, target, since and until (RFC 3339; since <= created_at <
+// until), limit (1-1000, default 100), cursor (the next of the previous
+// page). A bad value is a 400 naming the parameter.
+func (s *Server) registerAudit(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/audit-logs", s.listAuditLogs)
+}
+
+func (s *Server) listAuditLogs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := store.AuditFilter{
+		WorkspaceID: workspace(r),
+		Action:      q.Get("action"),
+		Actor:       q.Get("actor"),
+		Target:      q.Get("target"),
+		Cursor:      q.Get("cursor"),
+	}
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		v := q.Get(p.name)
+		if v == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			apierr.Write(w, apierr.BadRequest(p.name, p.name+" "+strconv.Quote(v)+" is not an RFC 3339 time; use e.g. 2026-01-02T15:04:05Z"))
+			return
+		}
+		*p.dst = t
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
+		apierr.Write(w, apierr.BadRequest("until", "until must be later than since"))
+		return
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > store.MaxAuditLimit {
+			apierr.Write(w, apierr.BadRequest("limit", "limit "+strconv.Quote(v)+" is not a number from 1 to "+strconv.Itoa(store.MaxAuditLimit)))
+			return
+		}
+		f.Limit = n
+	}
+	page, err := s.p.Store().AuditLog().List(r.Context(), f)
+	if errors.Is(err, store.ErrInvalid) {
+		apierr.Write(w, apierr.BadRequest("cursor", "cursor is malformed: pass the next value of the previous page unchanged"))
+		return
+	}
+	if err != nil {
+		s.logger.Error("audit_list_failed", "workspace_id", f.WorkspaceID, "error", err)
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// auditWorkflow records a change to a workflow made by this request.
+func (s *Server) auditWorkflow(r *http.Request, action string, wf store.Workflow, details map[string]any) {
+	if wf.Name != "" || wf.Version != 0 {
+		if details == nil {
+			details = map[string]any{}
+		}
+		details["name"], details["version"] = wf.Name, wf.Version
+	}
+	s.p.RecordAudit(r.Context(), store.AuditEvent{Action: action, Target: "workflow:" + wf.ID, Details: audit.Details(details)})
+}
