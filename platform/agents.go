@@ -113,7 +113,7 @@ func (p *Platform) build(ctx context.Context, row store.Agent) (*Agent, error) {
 			return nil, fmt.Errorf("middleware settings: %w", err)
 		}
 	}
-	model := auditScoped(p.chain(pr, as.Settings), row.WorkspaceID)
+	model := auditScoped(p.chain(pr, p.wsSafety[row.WorkspaceID], as.Settings), row.WorkspaceID)
 	if p.knowledge != nil {
 		// Retrieval wraps the whole chain, so guard and PII masking see the
 		// retrieved passages as they see the rest of the prompt. It is on
@@ -140,14 +140,15 @@ func (p *Platform) build(ctx context.Context, row store.Agent) (*Agent, error) {
 }
 
 // chain wraps the provider's model in the middleware chain (outermost
-// first: rate limit, retry, logging). Layers the agent does not set come
-// from the provider, and the provider's rate limiter is shared by all its
-// agents; an agent that sets its own rate limit gets its own bucket.
-func (p *Platform) chain(pr *provider, agentSettings middleware.Settings) llm.Model {
-	if agentSettings == (middleware.Settings{}) {
+// first: guard, PII, rate limit, retry, logging). Layers the agent does not
+// set come from its workspace (guard and PII), then from the provider, and
+// the provider's rate limiter is shared by all its agents; an agent that
+// sets its own rate limit gets its own bucket.
+func (p *Platform) chain(pr *provider, wsSettings, agentSettings middleware.Settings) llm.Model {
+	if agentSettings == (middleware.Settings{}) && wsSettings == (middleware.Settings{}) {
 		return llm.Chain(pr.model, pr.shared...)
 	}
-	merged := middleware.Merge(pr.settings, agentSettings)
+	merged := middleware.Merge(middleware.Merge(pr.settings, wsSettings), agentSettings)
 	logger := p.logger.With("provider", pr.info.Name)
 	if agentSettings.RateLimit == (middleware.RateLimitSettings{}) {
 		// The agent keeps the provider's shared bucket (if any) in front

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/audit"
 	"github.com/agentcraftlab/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/rag"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -35,6 +36,10 @@ type Options struct {
 	// Tools is the tool catalog. Default: the built-in tools configured by
 	// Builtins.
 	Tools *tool.Registry
+	// Workspaces holds per-workspace guard and PII settings, by workspace
+	// name; each workspace named is created at start. An agent's own
+	// settings override its workspace's, which override its provider's.
+	Workspaces map[string]middleware.Settings
 	// Builtins configures the default catalog's built-in tools (file
 	// sandbox, outbound HTTP client). Nil: the tools that need no
 	// configuration. Ignored when Tools is set.
@@ -71,6 +76,8 @@ type Platform struct {
 	knowledge rag.Searcher
 
 	defaultWS store.Workspace
+	// wsSafety is Options.Workspaces by workspace id; written only in New.
+	wsSafety map[string]middleware.Settings
 	// global holds config and detected providers; written only in New.
 	global map[string]*provider
 
@@ -135,6 +142,20 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		return nil, fmt.Errorf("default workspace: %w", err)
 	}
 	p.defaultWS = ws
+	p.wsSafety = make(map[string]middleware.Settings, len(o.Workspaces))
+	for name, set := range o.Workspaces {
+		if set.RateLimit != (middleware.RateLimitSettings{}) || set.Retry != (middleware.RetrySettings{}) || set.Logging != (middleware.LoggingSettings{}) {
+			return nil, fmt.Errorf("platform: workspace %q: only guard and pii can be set per workspace; rate_limit, retry and logging belong to providers and agents", name)
+		}
+		if err := set.Validate(); err != nil {
+			return nil, fmt.Errorf("platform: workspace %q: %w", name, err)
+		}
+		w, err := st.Workspaces().GetOrCreate(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("platform: workspace %q: %w", name, err)
+		}
+		p.wsSafety[w.ID] = set
+	}
 	defined := make(map[string]bool, len(o.Agents))
 	for i, ca := range o.Agents {
 		defined[ca.Name] = true

@@ -15,6 +15,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/internal/egress"
 	"github.com/agentcraftlab/agentcraft/kb"
+	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
@@ -98,6 +99,7 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 		DetectProviders:  cfg.DetectProviders == nil || *cfg.DetectProviders,
 		Logger:           platformLog,
 		Knowledge:        s.knowledge,
+		Workspaces:       workspaceSafety(cfg.Workspaces),
 	})
 	if err != nil {
 		return nil, err
@@ -168,4 +170,16 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 		return err
 	}
 	return nil
+}
+
+// workspaceSafety maps the configured workspaces to their safety settings.
+func workspaceSafety(ws []config.Workspace) map[string]middleware.Settings {
+	if len(ws) == 0 {
+		return nil
+	}
+	m := make(map[string]middleware.Settings, len(ws))
+	for _, w := range ws {
+		m[w.Name] = w.Middleware
+	}
+	return m
 }

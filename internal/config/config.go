@@ -52,6 +52,18 @@ type Config struct {
 	Search Search `yaml:"search"`
 	// Tools configures the built-in tools that reach outside the process.
 	Tools Tools `yaml:"tools"`
+	// Workspaces sets guard and PII policies per workspace.
+	Workspaces []Workspace `yaml:"workspaces"`
+}
+
+// Workspace is one workspace's safety policy: the guard and pii settings
+// of its every agent, unless the agent sets its own. The workspace is
+// created at start when it does not exist.
+type Workspace struct {
+	Name string `yaml:"name"`
+	// Middleware takes guard and pii only; rate limits, retries and logging
+	// stay with providers and agents.
+	Middleware middleware.Settings `yaml:",inline"`
 }
 
 // Tools configures built-in tools. http_request is always available to
@@ -380,6 +392,24 @@ func (c *Config) Validate() error {
 				bad(fmt.Sprintf("%s.knowledge_bases[%d]", path, j), "%q is listed twice", kb)
 			}
 			kbs[kb] = true
+		}
+	}
+	wsNames := map[string]bool{}
+	for i, w := range c.Workspaces {
+		path := fmt.Sprintf("workspaces[%d]", i)
+		switch {
+		case strings.TrimSpace(w.Name) == "":
+			bad(path+".name", "is empty: name the workspace")
+		case wsNames[w.Name]:
+			bad(path+".name", "%q is defined twice", w.Name)
+		}
+		wsNames[w.Name] = true
+		m := w.Middleware
+		if m.RateLimit != (middleware.RateLimitSettings{}) || m.Retry != (middleware.RetrySettings{}) || m.Logging != (middleware.LoggingSettings{}) {
+			bad(path, "only guard and pii can be set per workspace; put rate_limit, retry and logging on providers or agents")
+		}
+		if err := m.Validate(); err != nil {
+			bad(path, "%v", err)
 		}
 	}
 	return errors.Join(errs...)

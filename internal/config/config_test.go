@@ -152,6 +152,11 @@ func TestValidation(t *testing.T) {
 		{"search: {embedder: {base_url: 'http://localhost:11434/v1'}}", "search.embedder.model"},
 		{"search: {embedder: {model: m, base_url: 'localhost:11434'}}", "search.embedder.base_url"},
 		{"search: {embedder: {model: m, dimensions: -1}}", "search.embedder.dimensions"},
+		{"workspaces:\n  - {guard: {injection: true}}", "workspaces[0].name"},
+		{"workspaces:\n  - {name: a}\n  - {name: a}", `workspaces[1].name: "a" is defined twice`},
+		{"workspaces:\n  - {name: a, retry: {max_retries: 2}}", "workspaces[0]: only guard and pii"},
+		{"workspaces:\n  - {name: a, pii: {mode: shred}}", "workspaces[0]"},
+		{"workspaces:\n  - {name: a, colour: red}", "workspaces[0].colour"},
 	} {
 		_, err := Load(write(t, tc.body), []string{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -181,5 +186,16 @@ func TestSearchEmbedder(t *testing.T) {
 	}
 	if _, err := Load(write(t, "search: {embedder: {modle: x}}"), []string{}); err == nil || !strings.Contains(err.Error(), "search.embedder.modle") {
 		t.Errorf("typo: %v", err)
+	}
+}
+
+func TestWorkspaces(t *testing.T) {
+	cfg, err := Load(write(t, "workspaces:\n  - name: acme\n    guard: {injection: true}\n    pii: {locales: [JP], mode: mask}\n"), []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Workspaces) != 1 || cfg.Workspaces[0].Name != "acme" || cfg.Workspaces[0].Middleware.Guard == nil ||
+		!cfg.Workspaces[0].Middleware.Guard.Injection || cfg.Workspaces[0].Middleware.PII == nil {
+		t.Fatalf("workspaces = %+v", cfg.Workspaces)
 	}
 }
