@@ -4,6 +4,8 @@ import (
 	"context"
 	"iter"
 	"log/slog"
+	"maps"
+	"slices"
 
 	"github.com/agentcraftlab/agentcraft/guard"
 	"github.com/agentcraftlab/agentcraft/llm"
@@ -292,6 +294,10 @@ func (m *masked) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Even
 			return
 		}
 		r := pii.NewStreamRestorer(mk.Vault())
+		// Tool-call arguments arrive in fragments a token may straddle,
+		// like text: one restorer per call index holds a partial token
+		// back until it is complete, so tools get the original values.
+		var calls map[int]*pii.StreamRestorer
 		for ev, err := range m.next.Stream(ctx, req) {
 			if err != nil {
 				yield(ev, err)
@@ -304,10 +310,30 @@ func (m *masked) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Even
 					continue
 				}
 			case llm.EventToolCallDelta:
-				// Arguments arrive in fragments a token may straddle;
-				// restoring them needs the whole call, which the client
-				// assembles. Tool calls keep their tokens in streams.
+				if ev.ToolCall == nil {
+					break
+				}
+				cr := calls[ev.ToolCall.Index]
+				if cr == nil {
+					if calls == nil {
+						calls = make(map[int]*pii.StreamRestorer)
+					}
+					cr = pii.NewStreamRestorer(mk.Vault())
+					calls[ev.ToolCall.Index] = cr
+				}
+				d := *ev.ToolCall
+				d.ArgumentsDelta = cr.Write(d.ArgumentsDelta)
+				if d.ArgumentsDelta == "" && d.ID == "" && d.Name == "" {
+					continue
+				}
+				ev.ToolCall = &d
 			case llm.EventFinish:
+				for _, i := range slices.Sorted(maps.Keys(calls)) {
+					if rest := calls[i].Flush(); rest != "" &&
+						!yield(llm.Event{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: i, ArgumentsDelta: rest}}, nil) {
+						return
+					}
+				}
 				if rest := r.Flush(); rest != "" && !yield(llm.Event{Type: llm.EventTextDelta, Text: rest}, nil) {
 					return
 				}
