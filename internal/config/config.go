@@ -54,6 +54,50 @@ type Config struct {
 	Tools Tools `yaml:"tools"`
 	// Workspaces sets guard and PII policies per workspace.
 	Workspaces []Workspace `yaml:"workspaces"`
+	// MCP configures the MCP servers agents use and AgentCraft's own /mcp.
+	MCP MCP `yaml:"mcp"`
+}
+
+// MCP configures the Model Context Protocol on both sides.
+type MCP struct {
+	// Servers are MCP servers whose tools agents may use.
+	Servers []MCPServer `yaml:"servers"`
+	// Auth protects AgentCraft's own /mcp endpoint: "oauth" (default:
+	// bearer tokens from POST /oauth/token or, with JWKSURL, from an
+	// outside authorization server) or "none" (trusted networks only,
+	// logged as a warning at start).
+	Auth string `yaml:"auth"`
+	// JWKSURL, Issuer and Audience verify bearer JWTs issued by an outside
+	// authorization server instead of AgentCraft's own token endpoint.
+	JWKSURL  string `yaml:"jwks_url"`
+	Issuer   string `yaml:"issuer"`
+	Audience string `yaml:"audience"`
+	// AllowedOrigins are the browser origins /mcp accepts besides the
+	// server's own (DNS-rebinding protection).
+	AllowedOrigins []string `yaml:"allowed_origins"`
+}
+
+// MCPServer is one MCP server: a command speaking stdio, or a streamable
+// HTTP URL.
+type MCPServer struct {
+	Name    string            `yaml:"name"`
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
+	URL     string            `yaml:"url"`
+	// Bearer is a static token for URL servers.
+	Bearer string `yaml:"bearer"`
+	// OAuth fetches tokens with the client-credentials grant.
+	OAuth *MCPOAuth `yaml:"oauth"`
+}
+
+// MCPOAuth is an OAuth2 client-credentials registration. Without
+// TokenURL, the token endpoint is discovered (RFC 9728, then RFC 8414).
+type MCPOAuth struct {
+	ClientID     string   `yaml:"client_id"`
+	ClientSecret string   `yaml:"client_secret"`
+	Scopes       []string `yaml:"scopes"`
+	TokenURL     string   `yaml:"token_url"`
 }
 
 // Workspace is one workspace's safety policy: the guard and pii settings
