@@ -21,8 +21,10 @@ const (
 // (which may be nil) with each row written, the first and last included.
 //
 // The job ends succeeded when at least one file was ingested or skipped
-// (every file has its own status), and failed when every file failed, the
-// base is gone or ctx is cancelled. A job already final is left alone.
+// (every file has its own status), and failed when every file failed or
+// the base is gone. When ctx ends first (the worker stops), the job stays
+// running with the files done so far and RunJob returns ctx's error, so
+// the queue's retry finishes it. A job already final is left alone.
 // Files that already have a status are not processed again, and FilesDone
 // and Chunks are recomputed from the files, so a job retried after a crash
 // neither ingests nor counts a file twice.
@@ -46,6 +48,15 @@ func (s *Service) RunJob(ctx context.Context, workspaceID, jobID string, onProgr
 			onProgress(saved)
 		}
 		return saved, nil
+	}
+	// interrupted keeps the job live when ctx ends (a worker shutting
+	// down): the queue makes the job available again and the next attempt
+	// continues with the files that have no status yet.
+	interrupted := func(j store.IngestJob, cause error) error {
+		if _, err := save(j); err != nil {
+			return errors.Join(cause, err)
+		}
+		return cause
 	}
 	fail := func(j store.IngestJob, cause error) error {
 		j.Status = store.IngestFailed
@@ -78,7 +89,7 @@ func (s *Service) RunJob(ctx context.Context, workspaceID, jobID string, onProgr
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return fail(job, fmt.Errorf("kb: ingest job %s: stopped after %d of %d files: %w", jobID, job.FilesDone, len(job.Files), err))
+			return interrupted(job, fmt.Errorf("kb: ingest job %s: stopped after %d of %d files: %w", jobID, job.FilesDone, len(job.Files), err))
 		}
 		res, err := s.ingestUpload(ctx, kb, f)
 		switch {
@@ -90,7 +101,7 @@ func (s *Service) RunJob(ctx context.Context, workspaceID, jobID string, onProgr
 		case ctx.Err() != nil:
 			// Not the file's fault: leave it unprocessed so a rerun
 			// picks it up.
-			return fail(job, fmt.Errorf("kb: ingest job %s: stopped at %s: %w", jobID, f.Name, ctx.Err()))
+			return interrupted(job, fmt.Errorf("kb: ingest job %s: stopped at %s: %w", jobID, f.Name, ctx.Err()))
 		case errors.Is(err, store.ErrNotFound) && s.gone(ctx, kb):
 			return fail(job, fmt.Errorf("kb: ingest job %s: knowledge base %q was deleted: %w", jobID, kb.Name, store.ErrNotFound))
 		default:

@@ -554,7 +554,8 @@ func TestRunJobFailures(t *testing.T) {
 		t.Errorf("job = %+v", got)
 	}
 
-	// A cancelled context fails the job and leaves the rest unprocessed.
+	// A cancelled context (a worker stopping) leaves the job live with the
+	// rest unprocessed, and the retry finishes it.
 	ok := f.upload(t, "ok.txt", []byte("fine"))
 	job, err = f.st.IngestJobs().Create(ctx, store.IngestJob{WorkspaceID: f.ws.ID, KnowledgeBaseID: kb.ID, Files: []store.IngestFile{ok}})
 	if err != nil {
@@ -566,9 +567,15 @@ func TestRunJobFailures(t *testing.T) {
 		t.Errorf("cancelled RunJob = %v", err)
 	}
 	// The cancelled Get may fail before the row is touched; when it got
-	// through, the row must say failed.
-	if got, _ := f.st.IngestJobs().Get(ctx, f.ws.ID, job.ID); got.Status != store.IngestQueued && got.Status != store.IngestFailed {
-		t.Errorf("cancelled job status %s", got.Status)
+	// through, the row must still be live.
+	if got, _ := f.st.IngestJobs().Get(ctx, f.ws.ID, job.ID); got.Status.Final() {
+		t.Errorf("cancelled job status %s, want it still live for the retry", got.Status)
+	}
+	if err := f.svc.RunJob(ctx, f.ws.ID, job.ID, nil); err != nil {
+		t.Fatalf("retried RunJob = %v", err)
+	}
+	if got, _ := f.st.IngestJobs().Get(ctx, f.ws.ID, job.ID); got.Status != store.IngestSucceeded || got.Files[0].Status != "ok" {
+		t.Errorf("retried job = %+v", got)
 	}
 
 	// A job whose base was deleted is gone with it.
