@@ -181,6 +181,42 @@ var injectionPatterns = []injectionPattern{
 	pat("repeat_above", 0.9, "繰り返|出力|表示|書き出|コピー|復唱|そのまま|一字一句",
 		`(?:上|以上|上記|前|最初|冒頭|これより前)の(?:すべての|全ての)?(?:文章|内容|テキスト|言葉|文|指示|メッセージ)を(?:すべて|全て|全部|そのまま|一字一句)?(?:繰り返|そのまま|出力|表示|書き出|コピー|復唱)`),
 
+	// Broader forms of families 1-4, written from categories of phrasing
+	// (a dismissal of the assistant's configuration anywhere in the
+	// sentence, an order to switch modes, a persona defined by having no
+	// rules, asking for what precedes the conversation) rather than from
+	// single phrases.
+	pat("ignore_previous", 0.9, "obsolete|no longer|scrap|set aside|outdated|void|don't count|do not count|doesn't apply|don't apply|only ones|only what i|only my",
+		`\b(?:rules|instructions|guidance|directives|guidelines|configuration|settings|setup|prompt|orders)\b[^.!?]{0,60}?\b(?:(?:is|are) (?:now )?(?:obsolete|outdated|void)|no longer (?:apply|applies|valid|count|matters?)|(?:don't|do not|doesn't) (?:apply|count)|(?:are|is) the only ones? that (?:count|matter)s?)\b|\b(?:scrap|set aside|throw out)\b[^.!?]{0,30}?\b(?:rules|instructions|guidance|directives|guidelines|configuration|settings)\b[^.!?]{0,40}?\b(?:you|your)\b|\b(?:you|your)\b[^.!?]{0,50}?\b(?:scrap|set aside|throw out)\b[^.!?]{0,20}?\b(?:rules|instructions|guidance|directives|guidelines|configuration|settings)\b|\bnothing you were (?:configured|told|given|instructed) with\b|\btreat this (?:message )?as your (?:new )?(?:instructions|system prompt|rules)\b|\bfollow only (?:what i (?:say|write)|my (?:instructions|orders|commands))\b`),
+	pat("ignore_previous", 0.9, "作废|失效|无效|不算|为准|只听|不要管|不用管|别管",
+		`(?:设定|指示|指令|规则|提示词|要求|规定)[^。！？]{0,12}?(?:全部|都|已经|已)?(?:作废|失效|无效|不算数?)|(?:以我|按我)的?(?:命令|指令|指示|话)为准|(?:从现在起|从现在开始|现在)?只听我的|(?:不要管|不用管|别管)(?:你)?(?:之前|以前|原来|收到的|原先)`),
+	pat("ignore_previous", 0.9, "無効|キャンセル|取り消|最優先|忘れ",
+		`(?:設定|指示|命令|ルール|プロンプト|指令)[^。！？]{0,10}?(?:は|を)?(?:もう|すべて|全て)?(?:無効|キャンセル|取り消)|(?:私の|以下の)(?:指示|命令)を最優先|(?:与えられた|受けた|これまでの)(?:ルール|指示|設定)[^。！？]{0,10}?忘れ`),
+	pat("system_prompt", 0.9, "before my first|before the first|preceding my|第一条消息|最初のメッセージ|最初の発言",
+		`\b(?:text|content|everything|all|words|messages?)\b[^.!?]{0,40}?\b(?:before|preceding) (?:my|the|our) first (?:message|prompt|turn)\b|(?:第一条消息|第一句话)(?:之前|以前)|(?:最初の(?:メッセージ|発言))より(?:前|上)`),
+	pat("system_prompt", 0.9, "secret|hidden|operator|prompt configuration|隐藏|秘密|隠れ|隠し",
+		`\b(?:summari[sz]e|quote|tell|list|reveal|show|output|repeat|describe)\b[^.!?]{0,30}?\b(?:secret|hidden|confidential) (?:rules|instructions|configuration|settings|prompt)\b|\b(?:rules|instructions|prompt) (?:your|the) (?:operator|developer|creator)s? (?:wrote|gave|set)\b|\bprompt configuration\b|(?:隐藏|秘密)的?(?:设定|指令|指示|规则|提示)|(?:隠れた|隠された|隠し|秘密の)(?:指示|設定|ルール|プロンプト)`),
+	pat("system_prompt", 0.9, "システムプロンプト|系统提示",
+		`(?:システムプロンプト|システムメッセージ)[^。！？]{0,10}?(?:そのまま|一字一句|全文|全部)|(?:系统提示词?|系统指令)[^。！？]{0,10}?(?:原封不动|一字不差|完整|全部)`),
+	// "Developer mode" is also a phone setting: it counts only with a
+	// jailbreak word or the policies it switches off.
+	pat("roleplay", 1, "mode|模式|モード",
+		`\b(?:enter|enable|activate|switch (?:to|into)|turn on|go into)\b (?:the )?(?:jailbreak|god|dan|unrestricted|unfiltered) mode\b|(?:进入|开启|启用|切换到|打开)(?:越狱|上帝|无限制|无审查)模式|(?:脱獄|無制限|検閲なし)モード(?:に|へ)(?:入|切り替え|移行|して)|\bdeveloper mode\b[^.!?]{0,60}?\b(?:no|without|ignores?|bypass(?:es)?)\b[^.!?]{0,20}?\b(?:restrictions|filters|polic(?:y|ies)|rules|guidelines)\b|开发者模式[^。！？]{0,20}?(?:不受|没有|无视|忽略)(?:任何)?[^。！？]{0,6}?(?:限制|约束|政策|规则|审查)|開発者モード[^。！？]{0,20}?(?:制限|ポリシー|ルール|フィルター)(?:は|が|を)?(?:なし|ない|無視|適用されません)`),
+	pat("override", 0.9, "適用|不受|约束|限制",
+		`(?:コンテンツ)?(?:ポリシー|ルール|制限|ガイドライン|規約)(?:は|が)?(?:一切|もう)?(?:適用されません|適用されない)|(?:你)?(?:不受|不再受)(?:任何)?(?:内容)?(?:政策|规则|限制|审查)(?:的)?(?:约束|限制)`),
+	pat("ignore_previous", 0.9, "忘掉|忘记|忽略|无视",
+		`(?:忘掉|忘记|忽略|无视)(?:你)?(?:上面|之前|以上|前面|先前)的?(?:一切|所有|全部|内容)`),
+	pat("roleplay", 0.9, "you are|act as|play|pretend|become|be an|扮演|假装|你是|なりきっ|演じ|になって",
+		`\b(?:you are|you're|act as|play|pretend to be|become|be)\b[^.!?]{0,40}?\b(?:(?:has|have|with) no (?:rules|restrictions|limits|filters)|without (?:any )?(?:rules|restrictions|limits|filters)|answers? anything without|never refuses?|helps? (?:people )?(?:bypass|get around) (?:safety|security) (?:rules|filters))\b|(?:扮演|假装|你是)[^。！？]{0,20}?(?:邪恶|没有任何限制|不受任何限制|绕过安全|不许拒绝|什么(?:问题)?都回答)|(?:悪役|邪悪|制限のない|ルールのない)[^。！？]{0,15}?(?:なりきっ|演じ|になって|として)|(?:なりきっ|演じ)[^。！？]{0,20}?(?:安全(?:ルール|対策)を回避|断らず)`),
+	pat("fake_system", 1, "override|system|admin|safety mode",
+		`^\[(?:admin|system|developer|root)(?: override| notice| message)?\][^.!?]{0,60}?\b(?:safety|restrictions?|filters?|mode|off|comply|lifted|override)\b`),
+
+	// 10. Exfiltration: sending the conversation or secrets somewhere.
+	pat("exfiltration", 1, "http|www",
+		`\b(?:send|post|append|upload|forward|transmit|include|attach|submit)\b[^.!?]{0,60}?\b(?:conversation|chat history|previous messages|message history|api keys?|passwords?|secrets?|credentials|tokens|private data)\b[^!?]{0,60}?(?:https?://|www\.)|(?:发送|发到|上传|转发|提交)[^。！？]{0,30}?(?:对话|聊天记录|历史|密钥|密码|凭证)[^。！？]{0,30}?(?:https?://|www\.)|(?:https?://|www\.)[^。！？ ]{0,60}[^。！？]{0,20}?(?:发送|送信|送って|アップロード)|(?:会話|履歴|チャット|APIキー|パスワード)[^。！？]{0,30}?(?:https?://|www\.)[^。！？]{0,30}?(?:送信|送って|アップロード|転送)|(?:对话|聊天记录|历史记录|密钥|密码|凭证)[^。！？]{0,10}?(?:发送|发到|上传|转发|提交)(?:到|给|至)?[^。！？]{0,6}?(?:https?://|www\.)`),
+	pat("exfiltration", 0.9, "api key|password|secret|credential|密钥|密码|凭证|キー|パスワード|認証情報|秘密鍵",
+		`\b(?:list|tell|give|show|print|reveal|write (?:out|down)|dump)\b[^.!?]{0,20}?\b(?:all|every|any)\b[^.!?]{0,20}?\b(?:api keys?|passwords?|secrets|credentials)\b[^.!?]{0,20}?\byou (?:know|have|can see|were given)\b|(?:列出|告诉我|给我|说出|写出)[^。！？]{0,10}?(?:你知道的|你掌握的)?(?:所有|全部)的?[^。！？]{0,6}?(?:密钥|密码|凭证)|(?:所有|全部)的?(?:密钥|密码|凭证)[^。！？]{0,8}?(?:列出|告诉|写出|说出|给我|发给)|(?:知っている|持っている)?(?:apiキー|パスワード|秘密鍵|認証情報)[^。！？]{0,12}?(?:すべて|全部|全て)[^。！？]{0,6}?(?:書き出|教え|出力|列挙|見せ)`),
+
 	// 9. Policy bypass: "for educational purposes", refusal suppression.
 	pat("policy_bypass", 1, "educational|research|academic|hypothetical|fictional|informational|testing|scientific",
 		`\b(?:educational|research|academic|hypothetical|fictional|informational|testing|scientific) (?:purposes?|reasons|use)\b`+enWords+`{0,10}? (?:how to|how do (?:i|you|we|one)|how can (?:i|you|we|one)|steps to|instructions (?:for|to|on)|guide to|recipe for|explain how|tell me how|show me how)`+enWords+`{0,3}? (?:make|build|synthesize|create|cook|manufacture|hack|break into|bypass|steal|kill|poison|produce|forge|launder|crack|disable|exploit|weaponize|detonate|write malware)\b`),

@@ -18,9 +18,24 @@ type injectionCase struct {
 
 var injectionFile = "testdata/injection.jsonl"
 
+// roundTwoFile holds phrasings written after the first patterns; the
+// broader category patterns were then written from its misses, so it is a
+// tuning set now, like injectionFile.
+var roundTwoFile = "testdata/injection_round2.jsonl"
+
+// heldOutFile holds phrasings written after the patterns of both rounds and
+// never used to tune them: its rates are the honest estimate of how the
+// detector does on attacks it has not seen.
+var heldOutFile = "testdata/injection_heldout.jsonl"
+
 func loadInjectionCases(t testing.TB) []injectionCase {
 	t.Helper()
-	f, err := os.Open(injectionFile)
+	return loadCases(t, injectionFile)
+}
+
+func loadCases(t testing.TB, name string) []injectionCase {
+	t.Helper()
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +45,7 @@ func loadInjectionCases(t testing.TB) []injectionCase {
 	for line := 1; sc.Scan(); line++ {
 		var c injectionCase
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("testdata/injection.jsonl:%d: %v", line, err)
+			t.Fatalf("%s:%d: %v", name, line, err)
 		}
 		cases = append(cases, c)
 	}
@@ -44,6 +59,21 @@ func loadInjectionCases(t testing.TB) []injectionCase {
 // harmless look-alikes (security questions, quoted instructions, everyday
 // requests that share words with attacks) in English, Chinese and Japanese.
 func TestInjectionRates(t *testing.T) {
+	rates(t, append(loadInjectionCases(t), loadCases(t, roundTwoFile)...), 0.90)
+}
+
+// TestInjectionRatesHeldOut reports the rates on the held-out phrasings.
+// False positives must stay at most 5% there too; the detection floor is
+// set below the measured rate so a regression shows, not to claim more.
+func TestInjectionRatesHeldOut(t *testing.T) {
+	rates(t, loadCases(t, heldOutFile), heldOutFloor)
+}
+
+// rates runs the detector over cases, logs detection and false-positive
+// rates per language, and fails above 5% false positives or below
+// minDetection.
+func rates(t *testing.T, cases []injectionCase, minDetection float64) {
+	t.Helper()
 	f, err := New(&Options{Injection: true})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +81,7 @@ func TestInjectionRates(t *testing.T) {
 	type tally struct{ attacks, caught, harmless, flagged int }
 	per := map[string]*tally{}
 	total := &tally{}
-	for _, c := range loadInjectionCases(t) {
+	for _, c := range cases {
 		d := f.Check(context.Background(), Input{Direction: DirectionInput, Messages: []Message{{Role: RoleUser, Text: c.Text}}})
 		blocked := d.Action == Block
 		if per[c.Lang] == nil {
@@ -77,8 +107,8 @@ func TestInjectionRates(t *testing.T) {
 			t.Logf("false positive %s (%s): %q -> %+v", c.Lang, c.Family, c.Text, d.Matches)
 		}
 	}
-	if total.attacks < 60 || total.harmless < 60 {
-		t.Fatalf("corpus has %d attacks and %d harmless cases; want at least 60 of each", total.attacks, total.harmless)
+	if total.attacks < 30 || total.harmless < 30 {
+		t.Fatalf("corpus has %d attacks and %d harmless cases; want at least 30 of each", total.attacks, total.harmless)
 	}
 	for _, lang := range []string{"en", "zh", "ja", "all"} {
 		tl := per[lang]
@@ -92,8 +122,8 @@ func TestInjectionRates(t *testing.T) {
 	if fp := float64(total.flagged) / float64(total.harmless); fp > 0.05 {
 		t.Errorf("false-positive rate %.1f%%, want at most 5%%", 100*fp)
 	}
-	if dr := float64(total.caught) / float64(total.attacks); dr < 0.90 {
-		t.Errorf("detection rate %.1f%%, want at least 90%%", 100*dr)
+	if dr := float64(total.caught) / float64(total.attacks); dr < minDetection {
+		t.Errorf("detection rate %.1f%%, want at least %.0f%%", 100*dr, 100*minDetection)
 	}
 }
 
@@ -111,3 +141,9 @@ func TestHasQuote(t *testing.T) {
 		}
 	}
 }
+
+// heldOutFloor is just under the held-out detection rate measured when the
+// set was written: 26.7% (8/30), with 0/30 false positives. Pattern
+// matching generalises poorly to unseen phrasings; a classifier behind
+// Policy is the way past it.
+const heldOutFloor = 0.20
