@@ -99,6 +99,7 @@ func TestPackageDirection(t *testing.T) {
 		{from: "server", forbidden: []string{"internal/cli"}},
 		{from: "kb", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "llm", "rag", "internal/cli"}},
 		{from: "rag", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "store", "kb", "internal/cli"}},
+		{from: "a2a", forbidden: []string{"workflow", "controlplane", "server", "platform", "store", "internal/cli"}},
 		{from: "audit", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "internal/cli"}},
 	}
 	var problems []string

@@ -36,6 +36,14 @@ import (
 // DefaultMaxSteps is the step limit when Agent.MaxSteps is not set.
 const DefaultMaxSteps = 10
 
+// DefaultToolTimeout bounds one server tool call when Agent.ToolTimeout is
+// not set.
+const DefaultToolTimeout = 60 * time.Second
+
+// DefaultMaxToolResultBytes bounds the tool result the model receives when
+// Agent.MaxToolResultBytes is not set: 16 KiB, about 4,000 tokens.
+const DefaultMaxToolResultBytes = 16 << 10
+
 // ProgressLen bounds, in characters, the tool result carried by an
 // EventToolFinished; the model always receives the whole result.
 const ProgressLen = 500
@@ -63,8 +71,33 @@ type Agent struct {
 	// MaxSteps bounds the model calls of one run. Default (zero or
 	// negative): DefaultMaxSteps.
 	MaxSteps int
+	// TokenBudget bounds the tokens of one run: input plus output, summed
+	// over its model calls as the provider reports them. When a step that
+	// calls tools brings the total to the budget or past it, the tools do
+	// not run and the run ends as it does at MaxSteps, with a note and
+	// finish reason length; a final answer is never cut. Default (zero or
+	// negative): no budget.
+	TokenBudget int
+	// ToolTimeout bounds each server tool call: its context is cancelled
+	// then, and the model gets an error result saying the call timed out.
+	// Tools must honour their context (tool.Tool.Call). Default (zero):
+	// DefaultToolTimeout; negative: no timeout.
+	ToolTimeout time.Duration
+	// ToolTimeouts overrides ToolTimeout for the tools it names, by tool
+	// name (zero: ToolTimeout; negative: no timeout). Default: none.
+	ToolTimeouts map[string]time.Duration
+	// MaxToolResultBytes bounds, in bytes, the result of one tool call that
+	// the model receives; a longer result is cut at a character boundary
+	// and ends with "[truncated: N of M bytes; ask for less]", so that one
+	// large file or page cannot fill the context window. Default (zero):
+	// DefaultMaxToolResultBytes; negative: no limit.
+	MaxToolResultBytes int
 	// Logger receives tool failures and panics. Default: discard.
 	Logger *slog.Logger
+	// Warnings are yielded as EventWarning at the start of every run:
+	// what the agent runs without, such as the tools of an MCP server
+	// that is down. Default: none.
+	Warnings []string
 }
 
 // Input is one exchange asked of an agent, as an API client sends it.
@@ -90,6 +123,12 @@ type Input struct {
 	// costs the provider, the network and AgentCraft less. The events
 	// are the same, with each step's text in one delta.
 	Buffered bool
+	// MaxSteps, when positive, lowers the agent's MaxSteps for this run;
+	// it cannot raise it.
+	MaxSteps int
+	// TokenBudget, when positive, lowers the agent's TokenBudget for this
+	// run (or sets one where the agent has none); it cannot raise it.
+	TokenBudget int
 }
 
 // EventType is the kind of an Event.
@@ -110,6 +149,10 @@ const (
 	EventToolFinished EventType = "tool_finished"
 	// EventFinish ends a run: FinishReason, Usage, Steps and Messages.
 	EventFinish EventType = "finish"
+	// EventWarning says, in Text, that the run goes on without something
+	// it was configured with (Agent.Warnings); it comes before the first
+	// step, with Step 0.
+	EventWarning EventType = "warning"
 )
 
 // Event is one item of a run's stream.
@@ -124,7 +167,7 @@ type Event struct {
 	Tool *ToolActivity `json:"tool,omitempty"`
 	// FinishReason says why the run ended (EventFinish): the model's own
 	// reason for its last answer; tool_calls when client tools were
-	// called; length when MaxSteps ran out.
+	// called; length when MaxSteps or TokenBudget ran out.
 	FinishReason llm.FinishReason `json:"finish_reason,omitempty"`
 	// Usage is the sum over all steps (EventFinish).
 	Usage *llm.Usage `json:"usage,omitempty"`
@@ -145,7 +188,11 @@ type ToolActivity struct {
 	Arguments string `json:"arguments,omitempty"`
 	// Result is the tool's answer cut to ProgressLen characters
 	// (EventToolFinished).
-	Result  string `json:"result,omitempty"`
+	Result string `json:"result,omitempty"`
+	// Content is the whole result as the model receives it, after
+	// MaxToolResultBytes (EventToolFinished). It is not serialised:
+	// progress displays use Result; the internal chat API shows Content.
+	Content string `json:"-"`
 	IsError bool   `json:"is_error,omitempty"`
 	// Duration is how long the call took (EventToolFinished).
 	Duration time.Duration `json:"duration,omitempty"`

@@ -94,7 +94,7 @@ func TestServerToolRoundTrip(t *testing.T) {
 	want := []Event{
 		{Type: EventTextDelta, Step: 1, Text: "Let me compute."},
 		{Type: EventToolStarted, Step: 1, Tool: &ToolActivity{CallID: "c1", Name: "calculator", Arguments: `{"expression": "6 * 7"}`}},
-		{Type: EventToolFinished, Step: 1, Tool: &ToolActivity{CallID: "c1", Name: "calculator", Result: "42"}},
+		{Type: EventToolFinished, Step: 1, Tool: &ToolActivity{CallID: "c1", Name: "calculator", Result: "42", Content: "42"}},
 		{Type: EventTextDelta, Step: 2, Text: "\n\nIt is "},
 		{Type: EventTextDelta, Step: 2, Text: "42."},
 		{Type: EventFinish, Step: 2, FinishReason: llm.FinishStop, Usage: usage(230, 25), Steps: 2,
@@ -133,11 +133,11 @@ func TestServerToolRoundTrip(t *testing.T) {
 
 func TestParallelServerTools(t *testing.T) {
 	// Each tool waits until both have started: run one after the other,
-	// they would time out. "slow" also waits for "fast" to finish, so the
-	// results arrive out of call order.
+	// they would time out. "slow" also waits until the consumer has seen
+	// "fast" finish, so the results arrive out of call order.
 	started := make(chan string, 2)
 	bothStarted := make(chan struct{})
-	fastDone := make(chan struct{})
+	fastReported := make(chan struct{})
 	go func() { <-started; <-started; close(bothStarted) }()
 	barrier := func(ctx context.Context) error {
 		select {
@@ -152,12 +152,14 @@ func TestParallelServerTools(t *testing.T) {
 		if err := barrier(ctx); err != nil {
 			return tool.Result{}, err
 		}
-		<-fastDone
+		select {
+		case <-fastReported:
+		case <-time.After(5 * time.Second):
+		}
 		return tool.Result{Content: "slow result"}, nil
 	})
 	fast := newTool("fast", func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
 		started <- "fast"
-		defer close(fastDone)
 		if err := barrier(ctx); err != nil {
 			return tool.Result{}, err
 		}
@@ -168,9 +170,15 @@ func TestParallelServerTools(t *testing.T) {
 		turn{events: events(text("done"), finish(llm.FinishStop, 1, 1))},
 	)
 	a := &Agent{Model: model, Tools: []tool.Tool{slow, fast}}
-	got, err := collect(a.Run(context.Background(), Input{}))
-	if err != nil {
-		t.Fatal(err)
+	var got []Event
+	for ev, err := range a.Run(context.Background(), Input{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev)
+		if ev.Type == EventToolFinished && ev.Tool.Name == "fast" {
+			close(fastReported)
+		}
 	}
 	var finished []string
 	for _, ev := range got {
@@ -298,8 +306,10 @@ func TestToolFailuresBecomeResults(t *testing.T) {
 		want             string
 	}{
 		{"unknown tool", "web_search", `{}`, `unknown tool "web_search"; available: calculator, panicky, broken`},
-		{"bad JSON", "calculator", `{"expression": `, "invalid arguments for calculator: not valid JSON"},
-		{"not an object", "calculator", `["1+1"]`, "invalid arguments for calculator: not a JSON object"},
+		{"bad JSON", "calculator", `{"expression": `, "invalid arguments for calculator: arguments are not valid JSON"},
+		{"not an object", "calculator", `["1+1"]`, "invalid arguments for calculator: arguments must be a JSON object"},
+		{"schema mismatch", "calculator", `{"expr": "1+1"}`, `invalid arguments for calculator: missing required argument "expression"`},
+		{"wrong type", "calculator", `{"expression": 2}`, `"expression" must be string, not number`},
 		{"panic", "panicky", `{}`, "tool panicky failed with an internal error"},
 		{"go error", "broken", `{}`, "tool broken failed: mcp session lost"},
 		{"tool error result", "calculator", `{"expression":"1/0"}`, "division by zero"},

@@ -33,7 +33,19 @@ import (
 // When the model still calls tools after MaxSteps model calls, the run
 // does not execute them: it ends with the text "Stopped after N tool steps
 // without a final answer." and finish reason length, the reason OpenAI
-// clients already treat as "the answer was cut short by a limit".
+// clients already treat as "the answer was cut short by a limit". A run
+// whose TokenBudget is spent by a step that calls tools ends the same way,
+// with the text "Stopped after using N tokens, over this run's budget of
+// B, without a final answer."
+//
+// Each server tool call runs with its timeout (ToolTimeout,
+// ToolTimeouts). Whatever goes wrong in a call — an unknown tool,
+// arguments that are not JSON or do not match the tool's schema, a Go
+// error, a panic, a timeout — becomes an error result the model reads and
+// can recover from; the run goes on. Arguments pass through
+// tool.CheckArguments first, which repairs a code fence or trailing
+// commas. Results longer than MaxToolResultBytes are cut, with a note
+// telling the model so.
 //
 // Text of successive steps is separated by a blank line in the stream, so
 // that "Let me check." and "It is 3 pm." do not run together.
@@ -43,6 +55,11 @@ func (a *Agent) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
 		if err != nil {
 			yield(Event{}, err)
 			return
+		}
+		for _, w := range a.Warnings {
+			if !yield(Event{Type: EventWarning, Text: w}, nil) {
+				return
+			}
 		}
 		r.loop(ctx, yield)
 	}
@@ -55,6 +72,8 @@ type run struct {
 	tools    map[string]tool.Tool
 	client   map[string]bool // client tool names
 	maxSteps int
+	budget   int // token budget; 0: none
+	maxBytes int // tool result limit; 0: none
 	req      llm.Request
 	added    []llm.Message // messages the run appended to the conversation
 	usage    llm.Usage
@@ -83,6 +102,19 @@ func (a *Agent) start(in Input) (*run, error) {
 	}
 	if r.maxSteps <= 0 {
 		r.maxSteps = DefaultMaxSteps
+	}
+	if in.MaxSteps > 0 {
+		r.maxSteps = min(r.maxSteps, in.MaxSteps)
+	}
+	r.budget = max(a.TokenBudget, 0)
+	if in.TokenBudget > 0 && (r.budget == 0 || in.TokenBudget < r.budget) {
+		r.budget = in.TokenBudget
+	}
+	switch {
+	case a.MaxToolResultBytes == 0:
+		r.maxBytes = DefaultMaxToolResultBytes
+	case a.MaxToolResultBytes > 0:
+		r.maxBytes = a.MaxToolResultBytes
 	}
 	defs := make([]llm.ToolDef, 0, len(a.Tools)+len(in.ClientTools))
 	for _, t := range a.Tools {
@@ -158,14 +190,17 @@ func (r *run) loop(ctx context.Context, yield func(Event, error) bool) {
 
 		case step >= r.maxSteps:
 			note := fmt.Sprintf("Stopped after %d tool steps without a final answer.", r.maxSteps)
-			if !r.text(step, note, yield) {
-				return
-			}
-			reply.Content = []llm.Part{{Type: llm.PartText, Text: joinText(t.text.String(), note)}}
-			r.added = append(r.added, reply)
 			r.logger.LogAttrs(ctx, slog.LevelWarn, "agent step limit reached",
 				slog.String("agent", r.a.Name), slog.Int("steps", step))
-			r.finish(step, llm.FinishLength, yield)
+			r.stop(step, t, reply, note, yield)
+			return
+
+		case r.budget > 0 && r.usage.Total() >= r.budget:
+			note := fmt.Sprintf("Stopped after using %d tokens, over this run's budget of %d, without a final answer.", r.usage.Total(), r.budget)
+			r.logger.LogAttrs(ctx, slog.LevelWarn, "agent token budget spent",
+				slog.String("agent", r.a.Name), slog.Int("steps", step),
+				slog.Int("tokens", r.usage.Total()), slog.Int("budget", r.budget))
+			r.stop(step, t, reply, note, yield)
 			return
 		}
 
@@ -189,6 +224,18 @@ func (r *run) loop(ctx context.Context, yield func(Event, error) bool) {
 		r.req.Messages = append(r.req.Messages, stepMsgs...)
 		r.req.ToolChoice = ""
 	}
+}
+
+// stop ends the run at a limit: the step's calls are not run (no model
+// call would read their results), note follows the step's text, and the
+// finish reason is length.
+func (r *run) stop(step int, t *turnState, reply llm.Message, note string, yield func(Event, error) bool) {
+	if !r.text(step, note, yield) {
+		return
+	}
+	reply.Content = []llm.Part{{Type: llm.PartText, Text: joinText(t.text.String(), note)}}
+	r.added = append(r.added, reply)
+	r.finish(step, llm.FinishLength, yield)
 }
 
 func (r *run) finish(step int, reason llm.FinishReason, yield func(Event, error) bool) {

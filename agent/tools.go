@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -48,7 +49,7 @@ func (r *run) runTools(ctx context.Context, step int, calls []llm.ToolCall, yiel
 		i := <-done
 		c, res := calls[i], results[i]
 		ev := Event{Type: EventToolFinished, Step: step, Tool: &ToolActivity{
-			CallID: c.ID, Name: c.Name, Result: truncate(res.Content, ProgressLen), IsError: res.IsError, Duration: res.duration,
+			CallID: c.ID, Name: c.Name, Result: truncate(res.Content, ProgressLen), Content: res.Content, IsError: res.IsError, Duration: res.duration,
 		}}
 		if !yield(ev, nil) {
 			cancel()
@@ -61,8 +62,8 @@ func (r *run) runTools(ctx context.Context, step int, calls []llm.ToolCall, yiel
 }
 
 // callTool runs one call, turning every failure into an error result the
-// model can read: unknown tool, arguments that are not a JSON object, a Go
-// error from the tool, a panic.
+// model can read: unknown tool, malformed arguments, a Go error from the
+// tool, a panic, a timeout. The result is cut to the run's byte limit.
 func (r *run) callTool(ctx context.Context, c llm.ToolCall) (out outcome) {
 	start := time.Now()
 	defer func() {
@@ -72,26 +73,68 @@ func (r *run) callTool(ctx context.Context, c llm.ToolCall) (out outcome) {
 				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
 			out.Result = tool.ErrorResult("tool %s failed with an internal error", c.Name)
 		}
+		out.Content = r.cut(out.Content)
 		out.duration = time.Since(start)
 	}()
 	t := r.tools[c.Name]
 	if t == nil {
 		return outcome{Result: r.unknownTool(c.Name)}
 	}
-	args := strings.TrimSpace(c.Arguments)
-	if args == "" {
-		args = "{}" // some servers send nothing for a call without arguments
+	args, bad, ok := tool.CheckArguments(t.Schema(), json.RawMessage(c.Arguments))
+	if !ok {
+		return outcome{Result: tool.ErrorResult("invalid arguments for %s: %s", c.Name, strings.TrimPrefix(bad.Content, "invalid arguments: "))}
 	}
-	if err := checkArgs(args); err != nil {
-		return outcome{Result: tool.ErrorResult("invalid arguments for %s: %v; send a JSON object that matches the tool's schema", c.Name, err)}
+	callCtx := ctx
+	timeout := r.timeout(c.Name)
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
 	}
-	res, err := t.Call(ctx, json.RawMessage(args))
+	res, err := t.Call(callCtx, args)
+	if timeout > 0 && (err != nil || res.IsError) && ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+		// Whatever the tool said about its cancelled context, the cause
+		// the model can act on is the time limit. A tool that finished in
+		// time keeps its result.
+		r.logger.LogAttrs(ctx, slog.LevelWarn, "agent tool timed out",
+			slog.String("agent", r.a.Name), slog.String("tool", c.Name), slog.Duration("timeout", timeout))
+		return outcome{Result: tool.ErrorResult("tool %s timed out after %v: ask for less work in one call, or answer without it", c.Name, timeout)}
+	}
 	if err != nil {
 		r.logger.LogAttrs(ctx, slog.LevelWarn, "agent tool failed",
 			slog.String("agent", r.a.Name), slog.String("tool", c.Name), slog.String("error", err.Error()))
 		return outcome{Result: tool.ErrorResult("tool %s failed: %v", c.Name, err)}
 	}
 	return outcome{Result: res}
+}
+
+// timeout returns the time limit of a call of the named tool; 0 means none.
+func (r *run) timeout(name string) time.Duration {
+	d := r.a.ToolTimeouts[name]
+	if d == 0 {
+		d = r.a.ToolTimeout
+	}
+	switch {
+	case d == 0:
+		return DefaultToolTimeout
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// cut shortens a result longer than the run's limit at a character
+// boundary and says so, with the sizes, so that the model knows it read
+// part of the result and can ask for less.
+func (r *run) cut(s string) string {
+	if r.maxBytes <= 0 || len(s) <= r.maxBytes {
+		return s
+	}
+	n := r.maxBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s\n[truncated: %d of %d bytes; ask for less]", s[:n], n, len(s))
 }
 
 func (r *run) unknownTool(name string) tool.Result {
@@ -103,19 +146,6 @@ func (r *run) unknownTool(name string) tool.Result {
 		names[i] = t.Name()
 	}
 	return tool.ErrorResult("unknown tool %q; available: %s", name, strings.Join(names, ", "))
-}
-
-// checkArgs accepts a JSON object.
-func checkArgs(args string) error {
-	if !json.Valid([]byte(args)) {
-		var v any
-		err := json.Unmarshal([]byte(args), &v)
-		return fmt.Errorf("not valid JSON (%v)", err)
-	}
-	if args[0] != '{' {
-		return fmt.Errorf("not a JSON object")
-	}
-	return nil
 }
 
 // truncate cuts s to at most n characters, the last being "…" when cut.

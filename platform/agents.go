@@ -44,6 +44,9 @@ type Agent struct {
 type agentEntry struct {
 	agent   *Agent
 	checked time.Time
+	// mcpGen is the MCP tools' generation the agent was built with; a
+	// server connecting, failing or changing its tools rebuilds it.
+	mcpGen uint64
 }
 
 // agentRecheck is how long a resolved agent is used before its row is read
@@ -58,7 +61,8 @@ func (p *Platform) Agent(ctx context.Context, workspaceID, name string) (*Agent,
 	p.mu.Lock()
 	e, ok := p.agents[key]
 	p.mu.Unlock()
-	if ok && time.Since(e.checked) < agentRecheck {
+	mcpGen := p.mcp.Generation()
+	if ok && e.mcpGen == mcpGen && time.Since(e.checked) < agentRecheck {
 		return e.agent, nil
 	}
 	row, err := p.store.Agents().GetByName(ctx, workspaceID, name)
@@ -69,9 +73,9 @@ func (p *Platform) Agent(ctx context.Context, workspaceID, name string) (*Agent,
 	if err != nil {
 		return nil, err
 	}
-	if ok && e.agent.Row.UpdatedAt.Equal(row.UpdatedAt) {
+	if ok && e.mcpGen == mcpGen && e.agent.Row.UpdatedAt.Equal(row.UpdatedAt) {
 		p.mu.Lock()
-		p.agents[key] = &agentEntry{agent: e.agent, checked: time.Now()}
+		p.agents[key] = &agentEntry{agent: e.agent, checked: time.Now(), mcpGen: mcpGen}
 		p.mu.Unlock()
 		return e.agent, nil
 	}
@@ -80,7 +84,7 @@ func (p *Platform) Agent(ctx context.Context, workspaceID, name string) (*Agent,
 		return nil, fmt.Errorf("agent %q: %w", name, err)
 	}
 	p.mu.Lock()
-	p.agents[key] = &agentEntry{agent: a, checked: time.Now()}
+	p.agents[key] = &agentEntry{agent: a, checked: time.Now(), mcpGen: mcpGen}
 	p.mu.Unlock()
 	return a, nil
 }
@@ -103,9 +107,12 @@ func (p *Platform) build(ctx context.Context, row store.Agent) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools, err := p.resolveTools(row)
+	tools, warnings, err := p.resolveTools(row)
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range warnings {
+		p.logger.Warn("agent tools left out", "workspace_id", row.WorkspaceID, "agent", row.Name, "reason", w)
 	}
 	var as agentSettings
 	if len(row.Params.Middleware) > 0 {
@@ -135,6 +142,7 @@ func (p *Platform) build(ctx context.Context, row store.Agent) (*Agent, error) {
 		MaxTokens:    row.Params.MaxTokens,
 		MaxSteps:     row.Params.MaxSteps,
 		Logger:       p.logger.With("agent", row.Name),
+		Warnings:     warnings,
 	}
 	return &Agent{Runtime: rt, Row: row, Provider: provName, ModelID: modelID, ToolProgress: as.ToolProgress}, nil
 }
@@ -170,25 +178,52 @@ func (p *Platform) chain(pr *provider, wsSettings, agentSettings middleware.Sett
 const KBSearchTool = "kb_search"
 
 // resolveTools returns the agent's tools: kb_search built for the agent,
-// the rest from the registry.
-func (p *Platform) resolveTools(row store.Agent) ([]tool.Tool, error) {
+// the tools of MCP servers ("<server>__<tool>", "mcp:<server>"), the rest
+// from the registry. MCP tools that cannot be used now — their server is
+// down, or no longer offers them — are left out rather than failing the
+// agent; warnings says which and why.
+func (p *Platform) resolveTools(row store.Agent) (tools []tool.Tool, warnings []string, err error) {
 	names := row.Tools
 	var kbTool tool.Tool
 	if i := slices.Index(names, KBSearchTool); i >= 0 {
 		if p.knowledge == nil {
-			return nil, fmt.Errorf("%w: %s: knowledge search is not configured on this server", tool.ErrUnknownTool, KBSearchTool)
+			return nil, nil, fmt.Errorf("%w: %s: knowledge search is not configured on this server", tool.ErrUnknownTool, KBSearchTool)
 		}
 		kbTool = rag.SearchTool(p.knowledge, row.WorkspaceID, row.Params.KnowledgeBases)
 		names = slices.Delete(slices.Clone(names), i, i+1)
 	}
-	tools, err := p.tools.Resolve(names...)
+	var mcpNames []string
+	if p.mcp != nil {
+		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool {
+			if _, builtin := p.tools.Get(n); builtin || !p.mcp.Owns(n) {
+				return false
+			}
+			mcpNames = append(mcpNames, n)
+			return true
+		})
+	}
+	tools, err = p.tools.Resolve(names...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if kbTool != nil {
 		tools = append(tools, kbTool)
 	}
-	return tools, nil
+	seen := make(map[string]bool)
+	for _, n := range mcpNames {
+		mt, err := p.mcp.Resolve(n)
+		if err != nil {
+			warnings = append(warnings, err.Error())
+			continue
+		}
+		for _, t := range mt {
+			if !seen[t.Name()] {
+				seen[t.Name()] = true
+				tools = append(tools, t)
+			}
+		}
+	}
+	return tools, warnings, nil
 }
 
 // checkAgent reports what would stop row from running: an unknown provider
@@ -201,7 +236,7 @@ func (p *Platform) checkAgent(ctx context.Context, row store.Agent) error {
 	if _, err := p.providerFor(ctx, row.WorkspaceID, provName); err != nil {
 		return err
 	}
-	if _, err := p.resolveTools(row); err != nil {
+	if _, _, err := p.resolveTools(row); err != nil {
 		// Both wrapped: an unknown tool stays tool.ErrUnknownTool, and a
 		// tool listed twice, which has no sentinel, is still bad input
 		// rather than an internal error.

@@ -16,6 +16,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
+	"github.com/agentcraftlab/agentcraft/tool/mcpclient"
 )
 
 // Options configure a Platform.
@@ -56,6 +57,10 @@ type Options struct {
 	// audit.Nop{} turns auditing off. A recorder passed here is the
 	// caller's to stop.
 	Audit audit.Recorder
+	// MCP gives agents the tools of MCP servers: an agent's tool list may
+	// name "<server>__<tool>" or "mcp:<server>" (all of a server's tools).
+	// The caller starts and stops it. Default nil: no MCP servers.
+	MCP *mcpclient.Manager
 }
 
 // Platform resolves agents and providers for requests. Create it with New,
@@ -74,6 +79,8 @@ type Platform struct {
 
 	// knowledge is Options.Knowledge; nil turns retrieval off.
 	knowledge rag.Searcher
+	// mcp is Options.MCP; nil means no MCP servers.
+	mcp *mcpclient.Manager
 
 	defaultWS store.Workspace
 	// wsSafety is Options.Workspaces by workspace id; written only in New.
@@ -123,6 +130,7 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		wsProviders: map[string]*provider{},
 		agents:      map[string]*agentEntry{},
 		knowledge:   o.Knowledge,
+		mcp:         o.MCP,
 		audit:       o.Audit,
 	}
 	for _, cp := range o.Providers {
@@ -210,6 +218,10 @@ func (p *Platform) Store() store.Store { return p.store }
 
 // Tools is the tool catalog.
 func (p *Platform) Tools() *tool.Registry { return p.tools }
+
+// MCP returns the MCP servers' tools (Options.MCP); nil when none are
+// configured. Its methods accept nil.
+func (p *Platform) MCP() *mcpclient.Manager { return p.mcp }
 
 // Stop flushes pending usage records and audit events. Idempotent.
 func (p *Platform) Stop() {

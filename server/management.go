@@ -217,7 +217,17 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 	for _, t := range s.p.Tools().List() {
 		out = append(out, item{Name: t.Name(), Description: t.Description(), Capability: t.Capability(), Source: "builtin", Schema: t.Schema()})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": out})
+	// Tools of the MCP servers that are connected now; mcp_servers says
+	// which servers are down and why.
+	for _, info := range s.p.MCP().List() {
+		t := info.Tool
+		out = append(out, item{Name: t.Name(), Description: t.Description(), Capability: t.Capability(), Source: "mcp:" + info.Server, Schema: t.Schema()})
+	}
+	body := map[string]any{"data": out}
+	if st := s.p.MCP().Status(); st != nil {
+		body["mcp_servers"] = st
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 func (s *Server) usage(w http.ResponseWriter, r *http.Request) {

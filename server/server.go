@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/a2a"
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/kb"
 
@@ -55,6 +56,9 @@ type Options struct {
 	EnqueueIngest func(ctx context.Context, workspaceID, jobID string) error
 	// MaxUploadBytes caps one uploaded file. Default DefaultMaxUploadBytes.
 	MaxUploadBytes int64
+	// MCP serves the MCP server at /mcp with its OAuth2 endpoints; nil
+	// leaves them off.
+	MCP *MCPOptions
 }
 
 // Server is the HTTP handler of the whole API.
@@ -64,6 +68,7 @@ type Server struct {
 	logger  *slog.Logger
 	mux     *http.ServeMux
 	keys    *keyCache
+	a2a     *a2a.Server
 	handler http.Handler
 }
 
@@ -107,12 +112,30 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	s.registerWorkflows(api)
 	s.registerSafety(api)
 	s.registerAudit(api)
+	s.registerChat(api)
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path))
 	})
 	authed := s.authenticate(api)
 	s.mux.Handle("/v1/", authed)
 	s.mux.Handle("/api/", authed)
+	if s.opts.MCP != nil {
+		m, err := newMCPFront(s, *s.opts.MCP)
+		if err != nil {
+			return nil, err
+		}
+		m.register(s.mux) // bearer tokens of its own, not API keys
+	}
+	// A2A: /a2a lists the workspace's agents, /a2a/{agent} is one agent's
+	// JSON-RPC endpoint and /a2a/{agent}/.well-known/agent-card.json its
+	// card; all need the API key (see a2aAgents).
+	var err error
+	if s.a2a, err = a2a.NewServer(&a2a.ServerOptions{Agents: a2aAgents{p}, Bearer: s.opts.Auth != AuthNone,
+		MaxBodyBytes: s.opts.MaxBodyBytes, Version: s.opts.Version, Logger: s.logger}); err != nil {
+		return nil, err
+	}
+	s.mux.Handle("/a2a", s.authenticate(s.a2a))
+	s.mux.Handle("/a2a/", s.authenticate(s.a2a))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path+"; the API lives under /v1 and /api"))
 	})
@@ -124,7 +147,10 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Stop waits for background work (key-use bookkeeping). Idempotent.
-func (s *Server) Stop() { s.keys.stop() }
+func (s *Server) Stop() {
+	s.a2a.Stop()
+	s.keys.stop()
+}
 
 // collapseSlashes turns //v1//chat/completions into /v1/chat/completions:
 // some clients join a base URL ending in / with a path starting with /.

@@ -4,7 +4,7 @@
 // A Store bundles the aggregates (workspaces, API keys, agents, providers,
 // credentials, usage, workflows with their versions, and workflow runs with
 // their checkpoints and events, the audit log, knowledge bases with their
-// ingest jobs, and uploads). Two drivers implement it: store/sqlite for
+// ingest jobs, uploads, and the OAuth clients of /mcp). Two drivers implement it: store/sqlite for
 // a single machine and store/postgres for several; store/storetest is the
 // conformance suite both must pass. Open a driver, run its migrations, then
 // use it:
@@ -63,6 +63,7 @@ type Store interface {
 	KnowledgeBases() KnowledgeBases
 	IngestJobs() IngestJobs
 	Uploads() Uploads
+	OAuthClients() OAuthClients
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -63,8 +65,25 @@ func mustArgSchema(name, schema, example string) *argSchema {
 // false): a misspelt optional argument such as "max_byte" would otherwise
 // be ignored silently and the model would believe it had been applied.
 func (s *argSchema) parse(args json.RawMessage, dst any) (Result, bool) {
+	text, res, ok := checkArgs(args, s.compiled, "like "+s.example, " Example: "+s.example)
+	if !ok {
+		return res, false
+	}
+	if err := json.Unmarshal(text, dst); err != nil {
+		// The schema accepted the document, so this is a number that
+		// does not fit its Go field (such as 1e400 for an int).
+		return ErrorResult("invalid arguments: %v. Example: %s", jsonMessage(err), s.example), false
+	}
+	return Result{}, true
+}
+
+// checkArgs is the shared part of argSchema.parse and CheckArguments: it
+// bounds, repairs, decodes and validates args (schema may be nil) and
+// returns the JSON text to decode. like ends "write a JSON object ..."
+// and example is appended to schema errors.
+func checkArgs(args json.RawMessage, schema *jsonschema.Schema, like, example string) ([]byte, Result, bool) {
 	if len(args) > MaxArgsBytes {
-		return ErrorResult("arguments are %d bytes, more than the limit of %d: pass less data", len(args), MaxArgsBytes), false
+		return nil, ErrorResult("arguments are %d bytes, more than the limit of %d: pass less data", len(args), MaxArgsBytes), false
 	}
 	text := bytes.TrimSpace(args)
 	if len(text) == 0 || string(text) == "null" {
@@ -74,26 +93,97 @@ func (s *argSchema) parse(args json.RawMessage, dst any) (Result, bool) {
 	if err != nil {
 		repaired, changed := repairJSON(text)
 		if !changed {
-			return ErrorResult("arguments are not valid JSON (%v): write a JSON object like %s", jsonMessage(err), s.example), false
+			return nil, ErrorResult("arguments are not valid JSON (%v): write a JSON object %s", jsonMessage(err), like), false
 		}
 		doc, err = jsonschema.UnmarshalJSON(bytes.NewReader(repaired))
 		if err != nil {
-			return ErrorResult("arguments are not valid JSON (%v): write a JSON object like %s", jsonMessage(err), s.example), false
+			return nil, ErrorResult("arguments are not valid JSON (%v): write a JSON object %s", jsonMessage(err), like), false
 		}
 		text = repaired
 	}
 	if _, ok := doc.(map[string]any); !ok {
-		return ErrorResult("arguments must be a JSON object like %s, not %s", s.example, jsonKind(doc)), false
+		return nil, ErrorResult("arguments must be a JSON object %s, not %s", like, jsonKind(doc)), false
 	}
-	if err := s.compiled.Validate(doc); err != nil {
-		return ErrorResult("invalid arguments: %s. Example: %s", explainSchemaError(err), s.example), false
+	if schema != nil {
+		if err := schema.Validate(doc); err != nil {
+			return nil, ErrorResult("invalid arguments: %s.%s", explainSchemaError(err), example), false
+		}
 	}
-	if err := json.Unmarshal(text, dst); err != nil {
-		// The schema accepted the document, so this is a number that
-		// does not fit its Go field (such as 1e400 for an int).
-		return ErrorResult("invalid arguments: %v. Example: %s", jsonMessage(err), s.example), false
+	return text, Result{}, true
+}
+
+// CheckArguments prepares args, the JSON a model wrote for a call of a tool
+// whose argument schema is schema (Tool.Schema), before the tool sees them.
+// It returns the arguments to pass to Tool.Call, or ok == false and an
+// error Result, worded for the model, naming what is wrong: arguments that
+// are not JSON, not an object, or do not match the schema.
+//
+// It repairs what argSchema.parse repairs (a Markdown code fence around the
+// JSON, trailing commas) and reads empty arguments and null as {}. A nil
+// or empty schema accepts any object. A schema that does not compile (a
+// foreign tool's schema using a feature the validator lacks, or a remote
+// $ref) is not enforced: the tool still validates its own arguments, and
+// refusing every call of a working tool would be worse. Schemas are
+// compiled once and cached by their text; $ref is never followed outside
+// the schema, so a tool's schema cannot make the server read a file.
+func CheckArguments(schema, args json.RawMessage) (json.RawMessage, Result, bool) {
+	text, res, ok := checkArgs(args, compileForeign(schema), "that matches the tool's parameters schema", "")
+	return text, res, ok
+}
+
+// foreignSchemas caches compiled schemas of tools by schema text; a nil
+// value records a schema that did not compile. Tools are configured, not
+// created per request, so the cache stays as small as the set of tools;
+// maxForeignSchemas bounds it anyway.
+var (
+	foreignSchemas    sync.Map // string → *jsonschema.Schema
+	foreignSchemaN    atomic.Int64
+	maxForeignSchemas = int64(4096)
+)
+
+func compileForeign(schema json.RawMessage) *jsonschema.Schema {
+	schema = bytes.TrimSpace(schema)
+	if len(schema) == 0 || string(schema) == "null" || string(schema) == "{}" {
+		return nil
 	}
-	return Result{}, true
+	if v, ok := foreignSchemas.Load(string(schema)); ok {
+		return v.(*jsonschema.Schema)
+	}
+	compiled := compileSchema(schema)
+	if foreignSchemaN.Load() < maxForeignSchemas {
+		if _, loaded := foreignSchemas.LoadOrStore(string(schema), compiled); !loaded {
+			foreignSchemaN.Add(1)
+		}
+	}
+	return compiled
+}
+
+// compileSchema compiles schema, or returns nil when it does not compile.
+func compileSchema(schema []byte) *jsonschema.Schema {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	const url = "mem:///tool/schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil
+	}
+	compiled, err := c.Compile(url)
+	if err != nil {
+		return nil
+	}
+	return compiled
+}
+
+// noLoader refuses every external $ref: the default loader would read
+// file:// URLs named by a tool's (possibly remote, MCP) schema.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schema reference %s is outside the schema", url)
 }
 
 // repairJSON removes a Markdown code fence around text and commas that

@@ -161,3 +161,50 @@ func FuzzToolArgs(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckArguments(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)
+	tests := []struct {
+		name         string
+		schema, args string
+		want         string // the arguments passed on, or a substring of the error
+		ok           bool
+	}{
+		{"valid", string(schema), `{"city":"Paris"}`, `{"city":"Paris"}`, true},
+		{"empty means {}", "", ``, `{}`, true},
+		{"null means {}", `{"type":"object"}`, `null`, `{}`, true},
+		{"code fence repaired", string(schema), "```json\n{\"city\": \"Oslo\"}\n```", `{"city": "Oslo"}`, true},
+		{"trailing comma repaired", string(schema), `{"city":"Oslo",}`, `{"city":"Oslo"}`, true},
+		{"no schema, any object", "", `{"x":[1,2]}`, `{"x":[1,2]}`, true},
+		{"schema that does not compile is not enforced", `{"type":"nonsense"}`, `{"a":1}`, `{"a":1}`, true},
+		{"invalid JSON", string(schema), `{"city": `, "arguments are not valid JSON", false},
+		{"not an object", string(schema), `["Paris"]`, "must be a JSON object that matches the tool's parameters schema, not an array", false},
+		{"missing field", string(schema), `{}`, `missing required argument "city"`, false},
+		{"wrong type", string(schema), `{"city": 3}`, `"city" must be string, not number`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, res, ok := CheckArguments(json.RawMessage(tt.schema), json.RawMessage(tt.args))
+			if ok != tt.ok {
+				t.Fatalf("CheckArguments(%s) ok = %v (%+v), want %v", tt.args, ok, res, tt.ok)
+			}
+			if ok && string(got) != tt.want {
+				t.Errorf("arguments = %s, want %s", got, tt.want)
+			}
+			if !ok && (!res.IsError || !strings.Contains(res.Content, tt.want)) {
+				t.Errorf("result = %+v, want an error containing %q", res, tt.want)
+			}
+		})
+	}
+}
+
+// TestCheckArgumentsNoFileRef: a tool's schema (an MCP server's, say) must
+// not make the server read local files through $ref.
+func TestCheckArgumentsNoFileRef(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "s.json", `{"type":"object","required":["secret"]}`)
+	schema := json.RawMessage(`{"$ref":"file://` + dir + `/s.json"}`)
+	if _, res, ok := CheckArguments(schema, json.RawMessage(`{}`)); !ok {
+		t.Errorf("a schema with a file $ref was followed: %+v", res)
+	}
+}

@@ -445,7 +445,7 @@ edges:
   - {id: e3, source: remote, target: auto}
   - {id: e4, source: auto, target: end}
 `,
-			want: []string{"nodes[2].type", "nodes[3].type"},
+			want: []string{"nodes[3].type"}, // a2a-agent runs since the A2A client
 		},
 		{
 			name: "unknown strategy and negative limits",
@@ -572,7 +572,7 @@ edges:
 		{
 			name: "unknown type lists the known ones",
 			src:  strings.Replace(chain, "type: agent, config: {agent: writer}", "type: agnet", 1),
-			path: "nodes[1].type", wantMessage: `unknown node type "agnet"`, wantHint: "use one of: agent, code, condition, contract, end,",
+			path: "nodes[1].type", wantMessage: `unknown node type "agnet"`, wantHint: "use one of: a2a-agent, agent, code, condition, contract, end,",
 		},
 		{
 			name: "condition handle hint",

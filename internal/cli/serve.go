@@ -50,6 +50,8 @@ type stack struct {
 	st        store.Store
 	knowledge *kb.Service
 	p         *platform.Platform
+	// masterKey seals credentials; the MCP token key is derived from it.
+	masterKey []byte
 	closers   []func()
 }
 
@@ -87,10 +89,16 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 	if err != nil {
 		return nil, err
 	}
+	s.masterKey = key
 	eg, err := (&egress.Policy{Allow: cfg.Egress.Allow}).Compile()
 	if err != nil {
 		return nil, fmt.Errorf("egress.allow: %w", err)
 	}
+	mcpTools, err := startMCPClient(ctx, cfg, platformLog)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, mcpTools.Stop)
 	s.p, err = platform.New(ctx, s.st, box, &platform.Options{
 		Builtins:         &tool.BuiltinOptions{FilesDir: cfg.Tools.FilesDir, HTTPClient: eg.Client()},
 		Providers:        cfg.Providers,
@@ -100,6 +108,7 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 		Logger:           platformLog,
 		Knowledge:        s.knowledge,
 		Workspaces:       workspaceSafety(cfg.Workspaces),
+		MCP:              mcpTools,
 	})
 	if err != nil {
 		return nil, err
@@ -130,8 +139,12 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 		defer cancel()
 		wf.stop(sctx)
 	}()
+	mcpOpts, err := mcpServerOptions(cfg, stk.masterKey, logger)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(stk.p, &server.Options{Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
-		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest})
+		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, MCP: mcpOpts})
 	if err != nil {
 		return err
 	}

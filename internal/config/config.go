@@ -438,6 +438,8 @@ func (c *Config) Validate() error {
 			kbs[kb] = true
 		}
 	}
+	c.MCP.validateMCPAuth(bad)
+	c.MCP.validateMCPServers(bad)
 	wsNames := map[string]bool{}
 	for i, w := range c.Workspaces {
 		path := fmt.Sprintf("workspaces[%d]", i)

@@ -99,6 +99,11 @@ func (c *call) stream(w http.ResponseWriter, events func(yield func(agent.Event,
 			if c.agent.ToolProgress {
 				writeErr = cw.sendDelta(outMessage{ReasoningContent: progressText(ev)}, nil)
 			}
+		case agent.EventWarning:
+			// Such as MCP tools left out because their server is down.
+			if c.agent.ToolProgress {
+				writeErr = cw.sendDelta(outMessage{ReasoningContent: "Warning: " + ev.Text + "\n"}, nil)
+			}
 		case agent.EventFinish:
 			finish = ev.FinishReason
 			if ev.Usage != nil {

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("IngestJobs", func(t *testing.T) { testIngestJobs(t, open) })
 	t.Run("Uploads", func(t *testing.T) { testUploads(t, open) })
 	t.Run("AuditLog", func(t *testing.T) { testAuditLog(t, open) })
+	t.Run("OAuthClients", func(t *testing.T) { testOAuthClients(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {

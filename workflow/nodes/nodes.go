@@ -6,8 +6,8 @@
 //
 // Each file returns a [workflow.Kind]: the kind's flags, its config keys
 // (types, defaults, one-line docs), any cross-key checks and its executor
-// (Kind.Execute), in that one file. A kind without an executor yet (a2a-agent,
-// autonomous) sets Kind.Unavailable, and validation rejects it.
+// (Kind.Execute), in that one file. A kind without an executor yet
+// (autonomous) sets Kind.Unavailable, and validation rejects it.
 // Compound kinds (loop, iteration, parallel) are run by the engine itself.
 // docs/workflow.md lists the steps to add a kind.
 package nodes

@@ -18,7 +18,7 @@ type flags struct {
 func TestBuiltinFlags(t *testing.T) {
 	want := map[string]flags{
 		"agent":        {Executable: true, AgentLike: true, Available: true},
-		"a2a-agent":    {Executable: true, Imperative: true, AgentLike: true},
+		"a2a-agent":    {Executable: true, Imperative: true, AgentLike: true, Available: true},
 		"autonomous":   {Executable: true, Imperative: true, AgentLike: true},
 		"condition":    {Executable: true, Imperative: true, Available: true},
 		"loop":         {Executable: true, Imperative: true, Available: true},

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMCPClientsCreateListRevoke(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, out, errOut := run(t, "mcp", "clients", "create", "--name", "desktop", "--scopes", "docsearch/read docsearch/search agents/*", "--workspace", "team")
+	if code != 0 || !strings.Contains(out, "client_id: ") || !strings.Contains(out, "client_secret: acs_") {
+		t.Fatalf("mcp clients create: %d %q %q", code, out, errOut)
+	}
+	var id, secret string
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "client_id: "); ok {
+			id = v
+		}
+		if v, ok := strings.CutPrefix(line, "client_secret: "); ok {
+			secret = v
+		}
+	}
+	code, list, _ := run(t, "mcp", "clients", "list", "--workspace", "team")
+	if code != 0 || !strings.Contains(list, id) || !strings.Contains(list, "docsearch/read docsearch/search agents/*") || strings.Contains(list, secret) {
+		t.Fatalf("mcp clients list must show the client and its scopes, never the secret: %d\n%s", code, list)
+	}
+	if code, out, errOut := run(t, "mcp", "clients", "revoke", id, "--workspace", "team"); code != 0 || !strings.Contains(out, "revoked "+id) {
+		t.Fatalf("mcp clients revoke: %d %q %q", code, out, errOut)
+	}
+	if _, list, _ := run(t, "mcp", "clients", "list", "--workspace", "team"); strings.HasSuffix(strings.TrimSpace(strings.Split(list, "\n")[1]), "-") {
+		t.Errorf("revoked client shows no revocation time:\n%s", list)
+	}
+
+	for _, tc := range []struct{ args, want string }{
+		{"mcp clients create --name x --scopes admin", `unknown scope "admin"`},
+		{"mcp clients create --name x --scopes", "flag needs an argument"},
+		{"mcp clients create --scopes docsearch/read", "--name is empty"},
+		{"mcp serve", "needs --stdio"},
+	} {
+		code, _, errOut := run(t, strings.Fields(tc.args)...)
+		if code == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q, want %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+// Package npmtest runs Node.js programs against the @a2a-js/sdk package in
+// tests: it installs the SDK once per version into a cache directory
+// outside the repository and starts or runs scripts that import it. Tests
+// that use it skip when node or npm is missing.
+//
+//	dir := npmtest.A2ASDK(t, "1.3.0")
+//	url := npmtest.Start(t, dir, serverScript) // prints "listening URL"
+//	out := npmtest.Run(t, dir, clientScript, args...)
+package npmtest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A2ASDK installs @a2a-js/sdk at version (with express, which its server
+// examples need) in a cache directory outside the repository, once, and
+// returns the directory holding node_modules. It skips the test when node
+// or npm is missing. CI runs the same command:
+// npm install --prefix DIR @a2a-js/sdk@VERSION express@4.
+func A2ASDK(t testing.TB, version string) string {
+	t.Helper()
+	for _, bin := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed: the @a2a-js/sdk interop test needs Node.js 20+ and npm", bin)
+		}
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "agentcraft-npm-a2a", version)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err == nil {
+		return dir
+	}
+	cmd := exec.Command("npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "@a2a-js/sdk@"+version, "express@4")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm install @a2a-js/sdk@%s: %v\n%s", version, err, out)
+	}
+	return dir
+}
+
+// writeScript writes script into dir, where node finds node_modules, and
+// removes it when the test ends.
+func writeScript(t testing.TB, dir, script string) string {
+	t.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("%s-%d.mjs", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano()))
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(path) })
+	return path
+}
+
+// Start runs the server script (in dir) with a free port as its argument
+// and returns the URL it prints as "listening URL". The process is killed
+// when the test ends.
+func Start(t testing.TB, dir, script string) string {
+	t.Helper()
+	path := writeScript(t, dir, script)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command("node", path, fmt.Sprint(port))
+	cmd.Dir = dir
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
+				lines <- u
+				return
+			}
+		}
+		close(lines)
+	}()
+	select {
+	case u, ok := <-lines:
+		if !ok {
+			t.Fatalf("node server exited: %s", stderr.String())
+		}
+		return u
+	case <-time.After(20 * time.Second):
+		t.Fatalf("node server did not start: %s", stderr.String())
+	}
+	return ""
+}
+
+// Run runs the script (in dir) with args, waits up to a minute for it to
+// exit and returns its standard output; a failing script fails the test
+// with its standard error.
+func Run(t testing.TB, dir, script string, args ...string) []byte {
+	t.Helper()
+	path := writeScript(t, dir, script)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{path}, args...)...)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s: %v\nstdout: %s\nstderr: %s", filepath.Base(path), err, out, stderr.String())
+	}
+	return out
+}

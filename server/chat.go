@@ -1,0 +1,412 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/agent"
+	"github.com/agentcraftlab/agentcraft/internal/sse"
+	"github.com/agentcraftlab/agentcraft/llm"
+	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/store"
+)
+
+// The internal chat API runs an agent and shows everything it did: every
+// server tool call with its arguments, result and duration. The
+// OpenAI-compatible API (/v1/chat/completions) hides those calls, because
+// its clients would try to execute them; this one is for AgentCraft's own
+// UI, scripts and tests.
+//
+//	POST /api/chat         JSON answer with the tool calls
+//	POST /api/chat/stream  the same as server-sent events
+
+func (s *Server) registerChat(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/chat", s.chat)
+	mux.HandleFunc("POST /api/chat/stream", s.chatStream)
+}
+
+// chatBody is a request of the chat API.
+type chatBody struct {
+	// Agent names the agent (GET /api/agents).
+	Agent string `json:"agent"`
+	// Messages is the conversation, OpenAI-style or simply
+	// [{"role":"user","content":"..."}].
+	Messages []chatMessage `json:"messages"`
+	// MaxSteps and MaxTokens lower the agent's step limit and token
+	// budget (input plus output over the whole run) for this request.
+	MaxSteps  int `json:"max_steps"`
+	MaxTokens int `json:"max_tokens"`
+}
+
+// chatMessage is one message of a chat request. Unknown fields inside a
+// message are ignored, as OpenAI SDKs add some (refusal, audio); the
+// request's own fields are strict.
+type chatMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// UnmarshalJSON decodes a message leniently (see chatMessage).
+func (m *chatMessage) UnmarshalJSON(b []byte) error {
+	type plain chatMessage
+	return json.Unmarshal(b, (*plain)(m))
+}
+
+// chatPart is a content part of an OpenAI-style message.
+type chatPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL    string `json:"url"`
+		Detail string `json:"detail"`
+	} `json:"image_url"`
+}
+
+// toLLM converts message i, naming the offending field on error.
+func (m chatMessage) toLLM(i int) (llm.Message, *apierr.Error) {
+	field := func(f string) string { return fmt.Sprintf("messages[%d].%s", i, f) }
+	bad := func(f, format string, args ...any) *apierr.Error {
+		return apierr.BadRequest(field(f), field(f)+" "+fmt.Sprintf(format, args...))
+	}
+	out := llm.Message{Name: m.Name, ToolCallID: m.ToolCallID}
+	switch m.Role {
+	case "system", "developer":
+		out.Role = llm.RoleSystem
+	case "user":
+		out.Role = llm.RoleUser
+	case "assistant":
+		out.Role = llm.RoleAssistant
+	case "tool":
+		out.Role = llm.RoleTool
+		if m.ToolCallID == "" {
+			return out, bad("tool_call_id", "is required in a tool message: the id of the call it answers")
+		}
+	case "":
+		return out, bad("role", "is required: system, user, assistant or tool")
+	default:
+		return out, bad("role", "%q is not one of system, developer, user, assistant, tool", m.Role)
+	}
+	content := bytes.TrimSpace(m.Content)
+	switch {
+	case len(content) == 0 || string(content) == "null":
+		if out.Role != llm.RoleAssistant || len(m.ToolCalls) == 0 {
+			return out, bad("content", "is required")
+		}
+	case content[0] == '"':
+		var s string
+		if err := json.Unmarshal(content, &s); err != nil {
+			return out, bad("content", "is not a valid JSON string")
+		}
+		out.Content = []llm.Part{{Type: llm.PartText, Text: s}}
+	case content[0] == '[':
+		var parts []chatPart
+		if err := json.Unmarshal(content, &parts); err != nil {
+			return out, bad("content", "must be a string or an array of content parts")
+		}
+		for j, p := range parts {
+			switch p.Type {
+			case "text", "input_text":
+				out.Content = append(out.Content, llm.Part{Type: llm.PartText, Text: p.Text})
+			case "image_url":
+				if p.ImageURL == nil || p.ImageURL.URL == "" {
+					return out, bad(fmt.Sprintf("content[%d].image_url.url", j), "is required")
+				}
+				out.Content = append(out.Content, llm.Part{Type: llm.PartImage, ImageURL: p.ImageURL.URL, Detail: p.ImageURL.Detail})
+			default:
+				return out, bad(fmt.Sprintf("content[%d].type", j), "%q is not supported; use text or image_url", p.Type)
+			}
+		}
+	default:
+		return out, bad("content", "must be a string or an array of content parts")
+	}
+	for j, tc := range m.ToolCalls {
+		if tc.ID == "" || tc.Function.Name == "" {
+			return out, bad(fmt.Sprintf("tool_calls[%d]", j), "needs id and function.name")
+		}
+		out.ToolCalls = append(out.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	return out, nil
+}
+
+// chatCall is one chat request in flight.
+type chatCall struct {
+	s     *Server
+	start time.Time
+	meter *platform.Meter
+	pr    platform.Principal
+	agent *platform.Agent
+	usage llm.Usage
+}
+
+// beginChat decodes and checks the request, resolves the agent and starts the
+// run. On failure it has answered with a 4xx or 5xx error.
+func (s *Server) beginChat(w http.ResponseWriter, r *http.Request, buffered bool) (*chatCall, func(yield func(agent.Event, error) bool), bool) {
+	c := &chatCall{s: s, start: time.Now()}
+	ctx, meter := platform.WithMeter(r.Context())
+	c.meter = meter
+	c.pr, _ = platform.PrincipalFrom(ctx)
+	var body chatBody
+	if !s.decodeBody(w, r, &body) {
+		return nil, nil, false
+	}
+	switch {
+	case body.Agent == "":
+		apierr.Write(w, apierr.BadRequest("agent", "agent is required: name an agent listed by GET /api/agents"))
+		return nil, nil, false
+	case len(body.Messages) == 0:
+		apierr.Write(w, apierr.BadRequest("messages", "messages is required and must hold at least one message, such as {\"role\":\"user\",\"content\":\"Hello\"}"))
+		return nil, nil, false
+	case body.MaxSteps < 0:
+		apierr.Write(w, apierr.BadRequest("max_steps", "max_steps must be positive, or left out for the agent's limit"))
+		return nil, nil, false
+	case body.MaxTokens < 0:
+		apierr.Write(w, apierr.BadRequest("max_tokens", "max_tokens must be positive, or left out for the agent's budget"))
+		return nil, nil, false
+	}
+	msgs := make([]llm.Message, 0, len(body.Messages))
+	for i, m := range body.Messages {
+		lm, ae := m.toLLM(i)
+		if ae != nil {
+			apierr.Write(w, ae)
+			return nil, nil, false
+		}
+		msgs = append(msgs, lm)
+	}
+	a, err := s.p.Agent(ctx, c.pr.WorkspaceID, body.Agent)
+	if err != nil {
+		c.fail(w, err)
+		return nil, nil, false
+	}
+	c.agent = a
+	events := a.Runtime.Run(ctx, agent.Input{
+		Messages: msgs, User: c.pr.User, Buffered: buffered,
+		MaxSteps: body.MaxSteps, TokenBudget: body.MaxTokens,
+	})
+	return c, events, true
+}
+
+// chatError maps an error of a chat request to an API error.
+func chatError(err error) *apierr.Error {
+	var ae *apierr.Error
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, platform.ErrUnknownAgent):
+		return apierr.NotFound("agent_not_found", err.Error()+": name an agent listed by GET /api/agents")
+	case errors.Is(err, platform.ErrUnknownProvider):
+		return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeUpstream, Code: "provider_not_configured", Message: err.Error()}
+	}
+	return apierr.FromLLM(err)
+}
+
+// fail answers err before anything else was written.
+func (c *chatCall) fail(w http.ResponseWriter, err error) {
+	ae := chatError(err)
+	apierr.Write(w, ae)
+	if c.agent != nil {
+		c.record(err)
+	}
+	if ae.Status >= 500 {
+		c.s.logger.Warn("chat_failed", "workspace_id", c.pr.WorkspaceID, "error", err)
+	}
+}
+
+// record stores the request's usage, as /v1/chat/completions does.
+func (c *chatCall) record(err error) {
+	rec := store.UsageRecord{
+		WorkspaceID:  c.pr.WorkspaceID,
+		APIKeyID:     c.pr.APIKeyID,
+		Agent:        c.agent.Row.Name,
+		Model:        c.agent.ModelID,
+		Provider:     c.agent.Provider,
+		User:         c.pr.User,
+		InputTokens:  c.usage.InputTokens,
+		OutputTokens: c.usage.OutputTokens,
+		CachedTokens: c.usage.CachedTokens,
+		LatencyMs:    int(time.Since(c.start).Milliseconds()),
+		UpstreamMs:   int(c.meter.Upstream().Milliseconds()),
+		Status:       store.StatusOK,
+		CreatedAt:    c.start,
+	}
+	if err != nil {
+		rec.Status = store.StatusError
+		rec.ErrorKind = string(llm.KindOf(err))
+	}
+	c.s.p.RecordUsage(rec)
+}
+
+// chatToolCall is one server tool call in a chat answer.
+type chatToolCall struct {
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	Arguments  string  `json:"arguments"`
+	Result     string  `json:"result"`
+	IsError    bool    `json:"is_error"`
+	DurationMs float64 `json:"duration_ms"`
+	Step       int     `json:"step"`
+}
+
+// chatUsage is the token count of a run.
+type chatUsage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	CachedTokens int `json:"cached_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+}
+
+func toChatUsage(u llm.Usage) chatUsage {
+	return chatUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedTokens: u.CachedTokens, TotalTokens: u.Total()}
+}
+
+// chatAnswerMessage is the assistant's answer, ready to append to the
+// request's messages for the next turn.
+type chatAnswerMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// chatAnswer is the JSON answer of POST /api/chat.
+type chatAnswer struct {
+	Message      chatAnswerMessage `json:"message"`
+	ToolCalls    []chatToolCall    `json:"tool_calls"`
+	Usage        chatUsage         `json:"usage"`
+	Steps        int               `json:"steps"`
+	FinishReason llm.FinishReason  `json:"finish_reason"`
+	// Warnings say what the run went without (an MCP server that is
+	// down, say).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+func durationMs(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// chat answers POST /api/chat with the whole run.
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	c, events, ok := s.beginChat(w, r, true)
+	if !ok {
+		return
+	}
+	var text bytes.Buffer
+	ans := chatAnswer{ToolCalls: []chatToolCall{}, FinishReason: llm.FinishStop}
+	byID := map[string]int{} // index in ans.ToolCalls by call id
+	for ev, err := range events {
+		if err != nil {
+			c.fail(w, err)
+			return
+		}
+		switch ev.Type {
+		case agent.EventTextDelta:
+			text.WriteString(ev.Text)
+		case agent.EventToolStarted:
+			byID[ev.Tool.CallID] = len(ans.ToolCalls)
+			ans.ToolCalls = append(ans.ToolCalls, chatToolCall{ID: ev.Tool.CallID, Name: ev.Tool.Name, Arguments: ev.Tool.Arguments, Step: ev.Step})
+		case agent.EventToolFinished:
+			if i, ok := byID[ev.Tool.CallID]; ok {
+				tc := &ans.ToolCalls[i]
+				tc.Result, tc.IsError, tc.DurationMs = ev.Tool.Content, ev.Tool.IsError, durationMs(ev.Tool.Duration)
+			}
+		case agent.EventWarning:
+			ans.Warnings = append(ans.Warnings, ev.Text)
+		case agent.EventFinish:
+			ans.FinishReason = ev.FinishReason
+			ans.Steps = ev.Steps
+			if ev.Usage != nil {
+				c.usage = *ev.Usage
+			}
+		}
+	}
+	ans.Message = chatAnswerMessage{Role: "assistant", Content: text.String()}
+	ans.Usage = toChatUsage(c.usage)
+	c.record(nil)
+	writeJSON(w, http.StatusOK, ans)
+}
+
+// Events of POST /api/chat/stream, each an SSE event of that name whose
+// data is a JSON object.
+const (
+	chatEventText       = "text"        // {"text", "step"}
+	chatEventReasoning  = "reasoning"   // {"text", "step"}
+	chatEventToolCall   = "tool_call"   // {"id", "name", "arguments", "step"}
+	chatEventToolResult = "tool_result" // {"id", "name", "content", "is_error", "duration_ms", "step"}
+	chatEventWarning    = "warning"     // {"text"}: the run goes on without something configured
+	chatEventDone       = "done"        // {"message", "usage", "steps", "finish_reason"}
+	chatEventError      = "error"       // {"error": {"message", "type", "param", "code"}}
+)
+
+// chatStream answers POST /api/chat/stream with server-sent events. An
+// error before the first event is a plain JSON error with its status; an
+// error after it is an error event, which ends the stream.
+func (s *Server) chatStream(w http.ResponseWriter, r *http.Request) {
+	c, events, ok := s.beginChat(w, r, false)
+	if !ok {
+		return
+	}
+	var (
+		sw   *sse.Writer
+		text bytes.Buffer
+		buf  bytes.Buffer
+	)
+	send := func(name string, v any) error {
+		if sw == nil {
+			sw = sse.NewWriter(w)
+		}
+		buf.Reset()
+		if err := json.NewEncoder(&buf).Encode(v); err != nil {
+			return err
+		}
+		return sw.WriteEvent(sse.Event{Event: name, Data: bytes.TrimSuffix(buf.Bytes(), []byte("\n"))})
+	}
+	var writeErr error
+	for ev, err := range events {
+		if err != nil {
+			if sw == nil {
+				c.fail(w, err)
+				return
+			}
+			c.record(err)
+			_ = send(chatEventError, chatError(err).Body())
+			return
+		}
+		switch ev.Type {
+		case agent.EventTextDelta:
+			text.WriteString(ev.Text)
+			writeErr = send(chatEventText, map[string]any{"text": ev.Text, "step": ev.Step})
+		case agent.EventReasoningDelta:
+			writeErr = send(chatEventReasoning, map[string]any{"text": ev.Text, "step": ev.Step})
+		case agent.EventToolStarted:
+			writeErr = send(chatEventToolCall, map[string]any{"id": ev.Tool.CallID, "name": ev.Tool.Name, "arguments": ev.Tool.Arguments, "step": ev.Step})
+		case agent.EventToolFinished:
+			writeErr = send(chatEventToolResult, chatToolCall{ID: ev.Tool.CallID, Name: ev.Tool.Name, Result: ev.Tool.Content,
+				IsError: ev.Tool.IsError, DurationMs: durationMs(ev.Tool.Duration), Step: ev.Step})
+		case agent.EventFinish:
+			if ev.Usage != nil {
+				c.usage = *ev.Usage
+			}
+			writeErr = send(chatEventDone, map[string]any{
+				"message":       chatAnswerMessage{Role: "assistant", Content: text.String()},
+				"usage":         toChatUsage(c.usage),
+				"steps":         ev.Steps,
+				"finish_reason": ev.FinishReason,
+			})
+		case agent.EventWarning:
+			writeErr = send(chatEventWarning, map[string]any{"text": ev.Text})
+		}
+		if writeErr != nil {
+			break // the client went away; the run's context is cancelled with it
+		}
+	}
+	c.record(writeErr)
+}

@@ -1,0 +1,422 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/store"
+)
+
+// MCP authentication modes (MCPOptions.Auth).
+const (
+	// MCPAuthOAuth requires an OAuth2 bearer JWT on /mcp.
+	MCPAuthOAuth = "oauth"
+)
+
+const mcpPath = "/mcp"
+
+// MCPOptions configure AgentCraft's MCP server at /mcp and its OAuth2
+// endpoints (POST /oauth/token, /.well-known/...).
+type MCPOptions struct {
+	// Auth is MCPAuthOAuth (default) or AuthNone: no token, every tool of
+	// the default workspace, for trusted private networks only.
+	Auth string
+	// TokenKey signs the tokens of POST /oauth/token and verifies them;
+	// derive it with DeriveTokenKey from the master key. Required with
+	// MCPAuthOAuth.
+	TokenKey ed25519.PrivateKey
+	// JWKSURL, when set, also accepts tokens of an outside authorization
+	// server whose keys it serves; Issuer (required with it) must match
+	// their iss and Audience their aud (default: this server's /mcp URL).
+	JWKSURL  string
+	Issuer   string
+	Audience string
+	// AllowedOrigins are browser origins (scheme://host[:port]) /mcp
+	// accepts besides its own. Default none.
+	AllowedOrigins []string
+	// BaseURL is the server's public root URL, such as
+	// https://agents.example.com; it names the issuer, the /mcp resource
+	// and the metadata URLs. Default: http(s)://<Host of each request>.
+	BaseURL string
+	// HTTPClient fetches JWKSURL. Default: a client with a 10 s timeout.
+	HTTPClient *http.Client
+}
+
+// mcpFront serves /mcp, the token endpoint and the metadata documents.
+type mcpFront struct {
+	s      *Server
+	opts   MCPOptions
+	logger *slog.Logger
+	issuer *issuer    // nil when Auth is none
+	jwks   *jwksCache // nil without JWKSURL
+	mcp    *mcp.StreamableHTTPHandler
+	tools  *mcpTools
+}
+
+func newMCPFront(s *Server, o MCPOptions) (*mcpFront, error) {
+	if o.Auth == "" {
+		o.Auth = MCPAuthOAuth
+	}
+	m := &mcpFront{s: s, opts: o, logger: s.logger, tools: &mcpTools{p: s.p, runs: s.opts.Runs, knowledge: s.opts.Knowledge,
+		logger: s.logger, version: s.opts.Version, cache: mcp.NewSchemaCache()}}
+	switch o.Auth {
+	case AuthNone:
+	case MCPAuthOAuth:
+		if len(o.TokenKey) != ed25519.PrivateKeySize {
+			return nil, errors.New("server: MCPOptions.TokenKey is not set: derive it from the master key with server.DeriveTokenKey")
+		}
+		var err error
+		if m.issuer, err = newIssuer(o.TokenKey, s.p.Store()); err != nil {
+			return nil, err
+		}
+		if o.JWKSURL != "" {
+			if o.Issuer == "" {
+				return nil, errors.New("server: MCPOptions.JWKSURL is set without Issuer: name the outside authorization server's issuer")
+			}
+			client := o.HTTPClient
+			if client == nil {
+				client = &http.Client{Timeout: 10 * time.Second}
+			}
+			m.jwks = &jwksCache{url: o.JWKSURL, client: client}
+		}
+	default:
+		return nil, fmt.Errorf("server: MCPOptions.Auth %q is not %q or %q", o.Auth, MCPAuthOAuth, AuthNone)
+	}
+	for _, origin := range o.AllowedOrigins {
+		if u, err := url.Parse(origin); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
+			return nil, fmt.Errorf("server: MCPOptions.AllowedOrigins: %q is not an origin such as https://app.example.com", origin)
+		}
+	}
+	m.mcp = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		srv, _ := r.Context().Value(mcpServerKey{}).(*mcp.Server)
+		return srv
+	}, &mcp.StreamableHTTPOptions{Stateless: true, Logger: s.logger, MaxRequestBodyBytes: s.opts.MaxBodyBytes})
+	return m, nil
+}
+
+// register adds the routes; none of them is behind API-key auth.
+func (m *mcpFront) register(mux *http.ServeMux) {
+	mux.Handle(mcpPath, m)
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource", m.resourceMetadata)
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource"+mcpPath, m.resourceMetadata)
+	if m.issuer != nil {
+		mux.HandleFunc("/oauth/token", m.token)
+		mux.HandleFunc("GET /.well-known/jwks.json", m.serveJWKS)
+		mux.HandleFunc("GET /.well-known/oauth-authorization-server", m.authServerMetadata)
+	}
+}
+
+type mcpServerKey struct{}
+
+// base is the server's root URL as clients reach it.
+func (m *mcpFront) base(r *http.Request) string {
+	if m.opts.BaseURL != "" {
+		return strings.TrimSuffix(m.opts.BaseURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func (m *mcpFront) resourceMetadataURL(r *http.Request) string {
+	return m.base(r) + "/.well-known/oauth-protected-resource"
+}
+
+// resourceMetadata serves RFC 9728 metadata of /mcp.
+func (m *mcpFront) resourceMetadata(w http.ResponseWriter, r *http.Request) {
+	base := m.base(r)
+	var servers []string
+	if m.issuer != nil {
+		servers = append(servers, base)
+	}
+	if m.jwks != nil {
+		servers = append(servers, m.opts.Issuer)
+	}
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	writeJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{
+		Resource:               base + mcpPath,
+		AuthorizationServers:   servers,
+		ScopesSupported:        scopesSupported,
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "AgentCraft MCP server",
+	})
+}
+
+// ServeHTTP serves /mcp: DNS-rebinding checks, the bearer token, the
+// scope of a tools/call, then the SDK's stateless streamable handler with
+// a server holding the tools the token may see.
+func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if msg := m.checkOrigin(r); msg != "" {
+		writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden", "error_description": msg})
+		return
+	}
+	var (
+		ws     store.Workspace
+		scopes scopeSet
+		pr     platform.Principal
+	)
+	if m.opts.Auth == AuthNone {
+		ws, scopes = m.s.p.DefaultWorkspace(), scopeSet{all: true}
+	} else {
+		token, ok := bearer(r.Header.Get("Authorization"))
+		if !ok {
+			m.unauthorized(w, r, "no bearer token: get one from POST /oauth/token (client_credentials) and send Authorization: Bearer <token>")
+			return
+		}
+		var err error
+		ws, scopes, pr.User, err = m.verify(r, token)
+		if err != nil {
+			var ue unavailableError
+			if errors.As(err, &ue) {
+				m.logger.Error("mcp_token_check_failed", "error", err)
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "cannot check the token now; try again"})
+				return
+			}
+			m.unauthorized(w, r, err.Error())
+			return
+		}
+	}
+	pr.WorkspaceID = ws.ID
+
+	if r.Method == http.MethodPost && r.Body != nil {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.s.opts.MaxBodyBytes))
+		if err != nil {
+			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": "request_too_large",
+				"error_description": fmt.Sprintf("the request body exceeds %d bytes", m.s.opts.MaxBodyBytes)})
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if need := neededScope(body, scopes); need != "" {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`, need, m.resourceMetadataURL(r)))
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "insufficient_scope",
+				"error_description": "the token lacks scope " + need + " for this tool: ask for a client with it (`agentcraft mcp clients create --scopes`)"})
+			return
+		}
+	}
+	ctx := platform.WithPrincipal(r.Context(), pr)
+	srv, err := m.tools.server(ctx, ws.ID, scopes)
+	if err != nil {
+		m.logger.Error("mcp_tools_failed", "workspace_id", ws.ID, "error", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "cannot list the workspace's tools now; try again"})
+		return
+	}
+	m.mcp.ServeHTTP(w, r.WithContext(context.WithValue(ctx, mcpServerKey{}, srv)))
+}
+
+// unauthorized answers 401 with the challenge MCP clients follow to the
+// resource metadata (RFC 9728 §5.1).
+func (m *mcpFront) unauthorized(w http.ResponseWriter, r *http.Request, desc string) {
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata=%q, scope=%q, error="invalid_token", error_description=%q`,
+		m.resourceMetadataURL(r), strings.Join(scopesSupported, " "), strings.ReplaceAll(desc, `"`, `'`)))
+	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": desc})
+}
+
+// checkOrigin returns why r must be refused, or "". A browser page of
+// another site must not drive /mcp with the user's network position (DNS
+// rebinding): a request bound to loopback must name a loopback Host, and
+// a browser Origin must be the server's own or an allowed one.
+func (m *mcpFront) checkOrigin(r *http.Request) string {
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
+		if isLoopback(local.String()) && !isLoopback(r.Host) {
+			return fmt.Sprintf("Host %q is not a loopback name while the server listens on loopback (DNS rebinding protection); reach it as 127.0.0.1 or localhost", r.Host)
+		}
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return ""
+	}
+	own := m.base(r)
+	if strings.EqualFold(origin, own) || slices.ContainsFunc(m.opts.AllowedOrigins, func(o string) bool {
+		return strings.EqualFold(strings.TrimSuffix(o, "/"), origin)
+	}) {
+		return ""
+	}
+	return fmt.Sprintf("Origin %q may not call /mcp: add it to mcp.allowed_origins in agentcraft.yaml if it is yours", origin)
+}
+
+// isLoopback reports whether hostport names a loopback address or
+// localhost.
+func isLoopback(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// unavailableError marks a verification that failed for want of the store
+// or the outside key set, not because of the token.
+type unavailableError struct{ err error }
+
+func (e unavailableError) Error() string { return e.err.Error() }
+
+var tokenAlgorithms = []jose.SignatureAlgorithm{jose.EdDSA, jose.ES256, jose.ES384, jose.ES512, jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512}
+
+// verify checks a bearer JWT: AgentCraft's own (iss is this server) or, with
+// JWKSURL, an outside issuer's. It returns the workspace, the scopes and
+// the subject.
+func (m *mcpFront) verify(r *http.Request, token string) (store.Workspace, scopeSet, string, error) {
+	ctx := r.Context()
+	tok, err := jwt.ParseSigned(token, tokenAlgorithms)
+	if err != nil {
+		return store.Workspace{}, scopeSet{}, "", errors.New("the bearer token is not a signed JWT")
+	}
+	var peek tokenClaims
+	if err := tok.UnsafeClaimsWithoutVerification(&peek); err != nil {
+		return store.Workspace{}, scopeSet{}, "", errors.New("the bearer token's claims do not decode")
+	}
+	base := m.base(r)
+	var (
+		c        tokenClaims
+		expected jwt.Expected
+		own      = peek.Issuer == base
+	)
+	switch {
+	case own:
+		if err := tok.Claims(m.issuer.key.Public(), &c); err != nil {
+			return store.Workspace{}, scopeSet{}, "", errors.New("the token's signature does not verify")
+		}
+		expected = jwt.Expected{Issuer: base, AnyAudience: jwt.Audience{base + mcpPath}}
+	case m.jwks != nil && peek.Issuer == m.opts.Issuer:
+		var kid string
+		if len(tok.Headers) > 0 {
+			kid = tok.Headers[0].KeyID
+		}
+		key, err := m.jwks.key(ctx, kid)
+		if err != nil {
+			return store.Workspace{}, scopeSet{}, "", unavailableError{err}
+		}
+		if err := tok.Claims(key.Key, &c); err != nil {
+			return store.Workspace{}, scopeSet{}, "", errors.New("the token's signature does not verify against the issuer's key set")
+		}
+		aud := m.opts.Audience
+		if aud == "" {
+			aud = base + mcpPath
+		}
+		expected = jwt.Expected{Issuer: m.opts.Issuer, AnyAudience: jwt.Audience{aud}}
+	default:
+		return store.Workspace{}, scopeSet{}, "", fmt.Errorf("the token's issuer %q is not trusted here", peek.Issuer)
+	}
+	if c.Expiry == nil {
+		return store.Workspace{}, scopeSet{}, "", errors.New("the token has no expiry (exp)")
+	}
+	expected.Time = time.Now()
+	if err := c.ValidateWithLeeway(expected, 30*time.Second); err != nil {
+		switch {
+		case errors.Is(err, jwt.ErrExpired):
+			return store.Workspace{}, scopeSet{}, "", errors.New("the token has expired; get a new one")
+		case errors.Is(err, jwt.ErrInvalidAudience):
+			return store.Workspace{}, scopeSet{}, "", errors.New("the token is not meant for this resource (aud)")
+		case errors.Is(err, jwt.ErrInvalidIssuer):
+			return store.Workspace{}, scopeSet{}, "", errors.New("the token's issuer is not trusted here")
+		}
+		return store.Workspace{}, scopeSet{}, "", fmt.Errorf("the token is not valid now: %v", err)
+	}
+
+	sc := scopeSet{scopes: c.scopes()}
+	if own {
+		cl, err := m.issuer.client(ctx, c.Subject)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return store.Workspace{}, scopeSet{}, "", errors.New("the token's client no longer exists")
+		case err != nil:
+			return store.Workspace{}, scopeSet{}, "", unavailableError{err}
+		case cl.RevokedAt != nil:
+			return store.Workspace{}, scopeSet{}, "", errors.New("the token's client was revoked")
+		case cl.WorkspaceID != c.Workspace:
+			return store.Workspace{}, scopeSet{}, "", errors.New("the token's workspace is not its client's")
+		}
+		ws, err := m.s.p.Store().Workspaces().Get(ctx, c.Workspace)
+		if err != nil {
+			return store.Workspace{}, scopeSet{}, "", unavailableError{err}
+		}
+		return ws, sc, "oauth:" + c.Subject, nil
+	}
+	if c.Workspace == "" {
+		return m.s.p.DefaultWorkspace(), sc, c.Subject, nil
+	}
+	ws, err := m.s.p.Store().Workspaces().GetByName(ctx, c.Workspace)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Workspace{}, scopeSet{}, "", fmt.Errorf("the token's workspace %q does not exist", c.Workspace)
+	}
+	if err != nil {
+		return store.Workspace{}, scopeSet{}, "", unavailableError{err}
+	}
+	return ws, sc, c.Subject, nil
+}
+
+// neededScope peeks at a JSON-RPC body (one message or a batch) and returns
+// the scope a tools/call in it needs and scopes lacks, or "". The SDK
+// answers a refused call only inside JSON-RPC; clients learn to ask for
+// more scope from an HTTP 403 with WWW-Authenticate, so the check runs
+// here, before the SDK sees the body.
+func neededScope(body []byte, scopes scopeSet) string {
+	if scopes.all {
+		return ""
+	}
+	type message struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	var msgs []message
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if json.Unmarshal(trimmed, &msgs) != nil {
+			return ""
+		}
+	} else {
+		var one message
+		if json.Unmarshal(trimmed, &one) != nil {
+			return "" // the SDK answers the parse error
+		}
+		msgs = []message{one}
+	}
+	for _, msg := range msgs {
+		if msg.Method != "tools/call" {
+			continue
+		}
+		name := msg.Params.Name
+		switch {
+		case name == toolDocsearch:
+			if !scopes.has(ScopeDocsearchSearch) {
+				return ScopeDocsearchSearch
+			}
+		case strings.HasPrefix(name, agentToolPrefix):
+			if a := strings.TrimPrefix(name, agentToolPrefix); !scopes.agent(a) {
+				return "agents/" + a
+			}
+		case strings.HasPrefix(name, workflowToolPrefix):
+			if wf := strings.TrimPrefix(name, workflowToolPrefix); !scopes.workflow(wf) {
+				return "workflows/" + wf
+			}
+		}
+	}
+	return ""
+}

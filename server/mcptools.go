@@ -1,0 +1,395 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentcraftlab/agentcraft/agent"
+	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/kb"
+	"github.com/agentcraftlab/agentcraft/llm"
+	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/search"
+	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/workflow"
+)
+
+// Tool names on /mcp.
+const (
+	toolDocsearch      = "docsearch"
+	agentToolPrefix    = "agent_"
+	workflowToolPrefix = "workflow_"
+)
+
+// docsearch top_k bounds.
+const (
+	docsearchDefaultTopK = 5
+	docsearchMaxTopK     = 50
+)
+
+// mcpTools builds the MCP tools of a workspace: docsearch (with a
+// knowledge service), one per agent, one per workflow (with a run
+// service).
+type mcpTools struct {
+	p         *platform.Platform
+	runs      *controlplane.Service
+	knowledge *kb.Service
+	logger    *slog.Logger
+	version   string
+	cache     *mcp.SchemaCache
+}
+
+type docsearchInput struct {
+	Query         string `json:"query" jsonschema:"what to search for, in words"`
+	KnowledgeBase string `json:"knowledge_base,omitempty" jsonschema:"name or id of one knowledge base; default: all of the workspace's"`
+	TopK          int    `json:"top_k,omitempty" jsonschema:"how many passages to return, 1 to 50; default 5"`
+}
+
+type agentInput struct {
+	Message string `json:"message" jsonschema:"the message to the agent"`
+}
+
+type workflowInput struct {
+	Input string            `json:"input" jsonschema:"the workflow's {{input}}"`
+	Vars  map[string]string `json:"vars,omitempty" jsonschema:"values of the workflow's {{vars.NAME}}"`
+}
+
+// server returns an MCP server holding the workspace's tools that scopes
+// may list. It is built per request, so new agents and workflows appear
+// at once.
+func (t *mcpTools) server(ctx context.Context, workspaceID string, scopes scopeSet) (*mcp.Server, error) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "agentcraft", Title: "AgentCraft", Version: t.version},
+		&mcp.ServerOptions{Logger: t.logger, SchemaCache: t.cache,
+			Instructions: "AgentCraft's knowledge bases, agents and workflows. docsearch searches documents; agent_* ask an agent; workflow_* run a workflow and return its output."})
+	defs, err := t.defs(ctx, workspaceID, scopes)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range defs {
+		d.add(srv)
+	}
+	return srv, nil
+}
+
+// toolDef is one tool, added to a server by add.
+type toolDef struct {
+	name string
+	add  func(*mcp.Server)
+}
+
+// defs returns the workspace's tools that scopes may list.
+func (t *mcpTools) defs(ctx context.Context, workspaceID string, scopes scopeSet) ([]toolDef, error) {
+	var defs []toolDef
+	if t.knowledge != nil && (scopes.has(ScopeDocsearchRead) || scopes.has(ScopeDocsearchSearch)) {
+		defs = append(defs, toolDef{toolDocsearch, func(srv *mcp.Server) {
+			mcp.AddTool(srv, &mcp.Tool{Name: toolDocsearch, Title: "Search documents",
+				Description: "Searches the workspace's knowledge bases and returns the best matching passages with their source.",
+				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+				func(ctx context.Context, _ *mcp.CallToolRequest, in docsearchInput) (*mcp.CallToolResult, any, error) {
+					return t.docsearch(ctx, workspaceID, in)
+				})
+		}})
+	}
+	agents, err := t.p.Agents(ctx, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", err)
+	}
+	for _, a := range agents {
+		if !validToolPart(a.Name) || !scopes.agent(a.Name) {
+			continue
+		}
+		name := a.Name
+		desc := "Asks the agent " + name + " (model " + a.Model + ") and returns its answer."
+		if instr := firstLine(a.Instructions); instr != "" {
+			desc += " Its instructions begin: " + instr
+		}
+		defs = append(defs, toolDef{agentToolPrefix + name, func(srv *mcp.Server) {
+			mcp.AddTool(srv, &mcp.Tool{Name: agentToolPrefix + name, Title: "Agent " + name, Description: desc},
+				func(ctx context.Context, _ *mcp.CallToolRequest, in agentInput) (*mcp.CallToolResult, any, error) {
+					return t.callAgent(ctx, workspaceID, name, in)
+				})
+		}})
+	}
+	if t.runs == nil {
+		return defs, nil
+	}
+	wfs, err := t.p.Store().Workflows().List(ctx, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("list workflows: %w", err)
+	}
+	for _, wf := range wfs {
+		if !validToolPart(wf.Name) || !scopes.workflow(wf.Name) {
+			continue
+		}
+		name := wf.Name
+		desc := "Runs the workflow " + name + " with the given input and returns its final output."
+		if wf.Description != "" {
+			desc += " " + wf.Description
+		}
+		defs = append(defs, toolDef{workflowToolPrefix + name, func(srv *mcp.Server) {
+			mcp.AddTool(srv, &mcp.Tool{Name: workflowToolPrefix + name, Title: "Workflow " + name, Description: desc},
+				func(ctx context.Context, _ *mcp.CallToolRequest, in workflowInput) (*mcp.CallToolResult, any, error) {
+					return t.runWorkflow(ctx, workspaceID, name, in)
+				})
+		}})
+	}
+	return defs, nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+func textResult(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// docsearch answers the docsearch tool. Failures are tool errors (the
+// model reads them), not protocol errors.
+func (t *mcpTools) docsearch(ctx context.Context, workspaceID string, in docsearchInput) (*mcp.CallToolResult, any, error) {
+	if strings.TrimSpace(in.Query) == "" {
+		return nil, nil, errors.New("query is empty: say what to search for")
+	}
+	if in.TopK < 0 || in.TopK > docsearchMaxTopK {
+		return nil, nil, fmt.Errorf("top_k %d is out of range: use 1 to %d", in.TopK, docsearchMaxTopK)
+	}
+	if in.TopK == 0 {
+		in.TopK = docsearchDefaultTopK
+	}
+	var kbs []string
+	if in.KnowledgeBase != "" {
+		kbs = []string{in.KnowledgeBase}
+	} else {
+		list, err := t.p.Store().KnowledgeBases().List(ctx, workspaceID)
+		if err != nil {
+			return nil, nil, fmt.Errorf("list knowledge bases: %w", err)
+		}
+		for _, b := range list {
+			kbs = append(kbs, b.ID)
+		}
+		if len(kbs) == 0 {
+			return textResult("This workspace has no knowledge bases yet."), nil, nil
+		}
+	}
+	res, err := t.knowledge.Search(ctx, workspaceID, kbs, search.Query{Text: in.Query, TopK: in.TopK})
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil, fmt.Errorf("knowledge base %q does not exist; leave knowledge_base out to search all", in.KnowledgeBase)
+		}
+		return nil, nil, fmt.Errorf("search: %w", err)
+	}
+	type hit struct {
+		KB     string  `json:"knowledge_base,omitempty"`
+		Title  string  `json:"title,omitempty"`
+		Source string  `json:"source,omitempty"`
+		Score  float64 `json:"score"`
+		Text   string  `json:"text"`
+	}
+	hits := make([]hit, 0, len(res.Hits))
+	var b strings.Builder
+	for i, h := range res.Hits {
+		src := h.Metadata["source"]
+		hits = append(hits, hit{KB: h.Metadata["kb"], Title: h.Title, Source: src, Score: h.Score, Text: h.Text})
+		fmt.Fprintf(&b, "[%d] %s", i+1, h.Title)
+		if src != "" && src != h.Title {
+			fmt.Fprintf(&b, " (%s)", src)
+		}
+		fmt.Fprintf(&b, "\n%s\n\n", h.Text)
+	}
+	if len(hits) == 0 {
+		b.WriteString("No passage matches the query.")
+	}
+	if res.Note != "" {
+		b.WriteString("\nNote: " + res.Note)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimSpace(b.String())}},
+		StructuredContent: map[string]any{"hits": hits, "mode": res.Mode}}, nil, nil
+}
+
+// callAgent runs the agent on one user message.
+func (t *mcpTools) callAgent(ctx context.Context, workspaceID, name string, in agentInput) (*mcp.CallToolResult, any, error) {
+	if strings.TrimSpace(in.Message) == "" {
+		return nil, nil, errors.New("message is empty: say what to ask the agent")
+	}
+	a, err := t.p.Agent(ctx, workspaceID, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	pr, _ := platform.PrincipalFrom(ctx)
+	res, err := a.Runtime.Generate(ctx, agent.Input{Messages: []llm.Message{llm.Text(llm.RoleUser, in.Message)}, User: pr.User})
+	rec := store.UsageRecord{WorkspaceID: workspaceID, Agent: name, Model: a.ModelID, Provider: a.Provider, User: pr.User,
+		InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CachedTokens: res.Usage.CachedTokens, Status: store.StatusOK}
+	if err != nil {
+		rec.Status, rec.ErrorKind = store.StatusError, string(llm.KindOf(err))
+	}
+	t.p.RecordUsage(rec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent %s: %w", name, err)
+	}
+	return textResult(res.Message.Text()), nil, nil
+}
+
+// runWorkflow starts a durable run and waits for its end, as a workflow
+// answers a chat completion (openaiapi). A run that parks for a person
+// answers with its id; it goes on through the run API.
+func (t *mcpTools) runWorkflow(ctx context.Context, workspaceID, name string, in workflowInput) (*mcp.CallToolResult, any, error) {
+	wf, err := t.p.Store().Workflows().GetByName(ctx, workspaceID, name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workflow %s: %w", name, err)
+	}
+	var vars map[string]any
+	for k, v := range in.Vars {
+		if vars == nil {
+			vars = make(map[string]any, len(in.Vars))
+		}
+		vars[k] = v
+	}
+	run, err := t.runs.Start(ctx, controlplane.StartRequest{WorkspaceID: workspaceID, WorkflowID: wf.ID,
+		WorkflowVersion: wf.Version, Definition: wf.Definition, Input: controlplane.RunInput{Input: in.Input, Vars: vars}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start workflow %s: %w", name, err)
+	}
+	var (
+		status, errMsg, waitNode string
+		output                   any
+		done                     bool
+	)
+	err = t.runs.Events(ctx, workspaceID, run.ID, 0, func(ev workflow.Event) bool {
+		if ev.Type == workflow.EventRunFinished {
+			status, output, errMsg, waitNode, done = ev.Status, ev.Output, ev.Error, ev.NodeID, true
+		}
+		return !done
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("follow run %s: %w", run.ID, err)
+	}
+	if !done {
+		// The stream ended without run_finished: the row has the outcome.
+		row, err := t.p.Store().Runs().Get(ctx, workspaceID, run.ID)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read run %s: %w", run.ID, err)
+		}
+		status, errMsg, waitNode = string(row.Status), row.Error, row.WaitingNode
+		if len(row.Output) > 0 {
+			_ = json.Unmarshal(row.Output, &output)
+		}
+	}
+	meta := map[string]any{"run_id": run.ID, "status": status}
+	switch status {
+	case workflow.StatusSucceeded:
+		r := textResult(outputText(output))
+		r.StructuredContent = map[string]any{"run_id": run.ID, "status": status, "output": output}
+		return r, nil, nil
+	case workflow.StatusWaiting:
+		r := textResult(fmt.Sprintf("Workflow run %s is waiting for a person at node %q; resume it with the run API (POST /api/runs/%s/resume).", run.ID, waitNode, run.ID))
+		r.StructuredContent = meta
+		return r, nil, nil
+	}
+	if errMsg == "" {
+		errMsg = "the run ended with status " + status
+	}
+	return nil, nil, fmt.Errorf("workflow %s run %s: %s", name, run.ID, errMsg)
+}
+
+// outputText renders a final output: strings as they are, anything else as
+// JSON.
+func outputText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// StdioOptions configure ServeMCPStdio.
+type StdioOptions struct {
+	// Runs runs workflows; nil offers no workflow tools.
+	Runs *controlplane.Service
+	// Knowledge searches knowledge bases; nil offers no docsearch.
+	Knowledge *kb.Service
+	// Logger receives the SDK's logs. Default: discard.
+	Logger *slog.Logger
+	// Version is reported to the client.
+	Version string
+}
+
+// ServeMCPStdio serves the MCP tools of the workspace over one
+// newline-delimited JSON-RPC stream (the stdio transport of desktop
+// clients) until the client leaves or ctx ends. There is no
+// authentication: whoever runs the command is the local user and sees
+// every tool. The tool list is refreshed on every tools/list and
+// tools/call, so agents and workflows added meanwhile appear.
+func ServeMCPStdio(ctx context.Context, p *platform.Platform, workspaceID string, in io.ReadCloser, out io.WriteCloser, opts *StdioOptions) error {
+	var o StdioOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	t := &mcpTools{p: p, runs: o.Runs, knowledge: o.Knowledge, logger: o.Logger, version: o.Version, cache: mcp.NewSchemaCache()}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "agentcraft", Title: "AgentCraft", Version: o.Version},
+		&mcp.ServerOptions{Logger: o.Logger, SchemaCache: t.cache})
+	var (
+		mu   sync.Mutex // guards have; requests may be served concurrently
+		have []string   // names of the tools srv holds, sorted
+	)
+	refresh := func(ctx context.Context) error {
+		defs, err := t.defs(ctx, workspaceID, scopeSet{all: true})
+		if err != nil {
+			return err
+		}
+		want := make([]string, 0, len(defs))
+		for _, d := range defs {
+			want = append(want, d.name)
+		}
+		slices.Sort(want)
+		mu.Lock()
+		defer mu.Unlock()
+		// Replace the tool set only when it changed (tools of deleted
+		// agents go, new ones come): every change notifies the client,
+		// which then lists again.
+		if have != nil && slices.Equal(have, want) {
+			return nil
+		}
+		if len(have) > 0 {
+			srv.RemoveTools(have...)
+		}
+		for _, d := range defs {
+			d.add(srv)
+		}
+		have = want
+		return nil
+	}
+	if err := refresh(ctx); err != nil {
+		return fmt.Errorf("mcp: list tools: %w", err)
+	}
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" || method == "tools/call" {
+				if err := refresh(ctx); err != nil {
+					o.Logger.Warn("mcp_tools_refresh_failed", "workspace_id", workspaceID, "error", err)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	ctx = platform.WithPrincipal(ctx, platform.Principal{WorkspaceID: workspaceID, User: "stdio"})
+	return srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+}
