@@ -133,16 +133,19 @@ func (p *Platform) build(ctx context.Context, row store.Agent) (*Agent, error) {
 			"reason", "no knowledge search is configured (platform.Options.Knowledge)")
 	}
 	rt := &agent.Agent{
-		Name:         row.Name,
-		Model:        model,
-		ModelID:      modelID,
-		Instructions: row.Instructions,
-		Tools:        tools,
-		Temperature:  row.Params.Temperature,
-		MaxTokens:    row.Params.MaxTokens,
-		MaxSteps:     row.Params.MaxSteps,
-		Logger:       p.logger.With("agent", row.Name),
-		Warnings:     warnings,
+		Name:               row.Name,
+		Model:              model,
+		ModelID:            modelID,
+		Instructions:       row.Instructions,
+		Tools:              tools,
+		Temperature:        row.Params.Temperature,
+		MaxTokens:          row.Params.MaxTokens,
+		MaxSteps:           row.Params.MaxSteps,
+		TokenBudget:        row.Params.TokenBudget,
+		ToolTimeout:        time.Duration(row.Params.ToolTimeoutSeconds) * time.Second,
+		MaxToolResultBytes: row.Params.MaxToolResultBytes,
+		Logger:             p.logger.With("agent", row.Name),
+		Warnings:           warnings,
 	}
 	return &Agent{Runtime: rt, Row: row, Provider: provName, ModelID: modelID, ToolProgress: as.ToolProgress}, nil
 }
@@ -270,8 +273,9 @@ func configAgentRow(ca config.Agent, workspaceID string) (store.Agent, error) {
 		Model:        ca.Model,
 		Instructions: ca.Instructions,
 		Tools:        ca.Tools,
-		Params:       store.AgentParams{Temperature: ca.Temperature, MaxTokens: ca.MaxTokens, MaxSteps: ca.MaxSteps, Middleware: mw, KnowledgeBases: ca.KnowledgeBases},
-		Source:       store.SourceConfig,
+		Params: store.AgentParams{Temperature: ca.Temperature, MaxTokens: ca.MaxTokens, MaxSteps: ca.MaxSteps, Middleware: mw, KnowledgeBases: ca.KnowledgeBases,
+			TokenBudget: ca.TokenBudget, ToolTimeoutSeconds: int(ca.ToolTimeout.Round(time.Second) / time.Second), MaxToolResultBytes: ca.MaxToolResultBytes},
+		Source: store.SourceConfig,
 	}, nil
 }
 

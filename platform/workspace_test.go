@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/agent"
 	"github.com/agentcraftlab/agentcraft/internal/config"
@@ -112,5 +113,35 @@ func TestWorkspaceSafetySettingsRejected(t *testing.T) {
 				t.Fatalf("New = %v, want an error naming the workspace", err)
 			}
 		})
+	}
+}
+
+// TestAgentLoopLimits: an agent's run limits reach its runtime from the
+// configuration file and from the API.
+func TestAgentLoopLimits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fake := llmtest.NewOpenAI(t)
+	p := newPlatform(t, newStore(t), platform.Options{
+		Providers: []config.Provider{fakeProvider("fake", fake, "k")},
+		Agents:    []config.Agent{{Name: "capped", Model: "fake/m", TokenBudget: 5000, ToolTimeout: 7 * time.Second, MaxToolResultBytes: 2048}},
+	})
+	ws := p.DefaultWorkspace().ID
+	if _, err := p.CreateAgent(ctx, store.Agent{WorkspaceID: ws, Name: "api", Model: "fake/m",
+		Params: store.AgentParams{TokenBudget: 900, ToolTimeoutSeconds: 3, MaxToolResultBytes: 512}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][3]int64{"capped": {5000, int64(7 * time.Second), 2048}, "api": {900, int64(3 * time.Second), 512}} {
+		a, err := p.Agent(ctx, ws, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := a.Runtime
+		if got := [3]int64{int64(rt.TokenBudget), int64(rt.ToolTimeout), int64(rt.MaxToolResultBytes)}; got != want {
+			t.Errorf("%s: budget, timeout, result cap = %v, want %v", name, got, want)
+		}
+	}
+	if _, err := p.CreateAgent(ctx, store.Agent{WorkspaceID: ws, Name: "bad", Model: "fake/m", Params: store.AgentParams{TokenBudget: -1}}); err == nil {
+		t.Error("a negative token budget was accepted")
 	}
 }

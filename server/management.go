@@ -70,14 +70,18 @@ func storeError(w http.ResponseWriter, err error) {
 
 // agentBody is the JSON of an agent in the management API.
 type agentBody struct {
-	Name         string          `json:"name"`
-	Model        string          `json:"model"`
-	Instructions string          `json:"instructions"`
-	Tools        []string        `json:"tools"`
-	Temperature  *float64        `json:"temperature"`
-	MaxTokens    int             `json:"max_tokens"`
-	MaxSteps     int             `json:"max_steps"`
-	Middleware   json.RawMessage `json:"middleware"`
+	Name         string   `json:"name"`
+	Model        string   `json:"model"`
+	Instructions string   `json:"instructions"`
+	Tools        []string `json:"tools"`
+	Temperature  *float64 `json:"temperature"`
+	MaxTokens    int      `json:"max_tokens"`
+	MaxSteps     int      `json:"max_steps"`
+	TokenBudget  int      `json:"token_budget"`
+	// ToolTimeoutSeconds bounds each tool call (default 60).
+	ToolTimeoutSeconds int             `json:"tool_timeout_seconds"`
+	MaxToolResultBytes int             `json:"max_tool_result_bytes"`
+	Middleware         json.RawMessage `json:"middleware"`
 	// KnowledgeBases are searched for every request (package rag) and by
 	// the kb_search tool.
 	KnowledgeBases []string `json:"knowledge_bases"`
@@ -91,6 +95,7 @@ func (b agentBody) row(ws string) store.Agent {
 		Instructions: b.Instructions,
 		Tools:        b.Tools,
 		Params: store.AgentParams{Temperature: b.Temperature, MaxTokens: b.MaxTokens, MaxSteps: b.MaxSteps, Middleware: b.Middleware,
+			TokenBudget: b.TokenBudget, ToolTimeoutSeconds: b.ToolTimeoutSeconds, MaxToolResultBytes: b.MaxToolResultBytes,
 			KnowledgeBases: b.KnowledgeBases},
 	}
 }

@@ -46,6 +46,14 @@ type AgentParams struct {
 	MaxTokens int `json:"max_tokens,omitempty"`
 	// MaxSteps caps the tool-calling loop; 0 uses the agent runtime's default.
 	MaxSteps int `json:"max_steps,omitempty"`
+	// TokenBudget caps the input plus output tokens of one run; 0: none.
+	TokenBudget int `json:"token_budget,omitempty"`
+	// ToolTimeoutSeconds bounds each tool call; 0 uses the runtime's
+	// default (60 s).
+	ToolTimeoutSeconds int `json:"tool_timeout_seconds,omitempty"`
+	// MaxToolResultBytes cuts longer tool results (with a note to the
+	// model); 0 uses the runtime's default (16 KiB).
+	MaxToolResultBytes int `json:"max_tool_result_bytes,omitempty"`
 	// Middleware holds per-agent middleware settings (rate limits, retry,
 	// guardrails) as a JSON object the middleware decodes itself. It
 	// round-trips as equivalent JSON, not byte for byte: PostgreSQL
@@ -71,6 +79,8 @@ func (a Agent) Validate() error {
 			ErrInvalid, a.Name, a.Source, SourceConfig, SourceAPI)
 	case a.Params.MaxTokens < 0:
 		return fmt.Errorf("%w: agent %q has max_tokens %d; set it to 0 (default) or more", ErrInvalid, a.Name, a.Params.MaxTokens)
+	case a.Params.TokenBudget < 0 || a.Params.ToolTimeoutSeconds < 0 || a.Params.MaxToolResultBytes < 0:
+		return fmt.Errorf("%w: agent %q has a negative token_budget, tool_timeout_seconds or max_tool_result_bytes; use 0 for the default", ErrInvalid, a.Name)
 	case a.Params.MaxSteps < 0:
 		return fmt.Errorf("%w: agent %q has max_steps %d; set it to 0 (default) or more", ErrInvalid, a.Name, a.Params.MaxSteps)
 	case len(a.Params.Middleware) > 0 && !json.Valid(a.Params.Middleware):

@@ -225,6 +225,14 @@ type Agent struct {
 	MaxTokens    int      `yaml:"max_tokens"`
 	// MaxSteps bounds tool-loop steps. Default 10.
 	MaxSteps int `yaml:"max_steps"`
+	// TokenBudget caps the input plus output tokens of one run (all its
+	// steps); the run then ends with a clear message. Default none.
+	TokenBudget int `yaml:"token_budget"`
+	// ToolTimeout bounds each tool call. Default 60s.
+	ToolTimeout time.Duration `yaml:"tool_timeout"`
+	// MaxToolResultBytes cuts longer tool results, with a note to the
+	// model. Default 16384.
+	MaxToolResultBytes int `yaml:"max_tool_result_bytes"`
 	// ToolProgress streams the agent's internal tool calls as
 	// reasoning_content so chat UIs can show them. Default false.
 	ToolProgress bool `yaml:"tool_progress"`
@@ -423,6 +431,9 @@ func (c *Config) Validate() error {
 		agents[a.Name] = true
 		if prov, model, ok := strings.Cut(a.Model, "/"); !ok || prov == "" || model == "" {
 			bad(path+".model", "%q must be PROVIDER/MODEL, e.g. local/llama3.2", a.Model)
+		}
+		if a.TokenBudget < 0 || a.ToolTimeout < 0 || a.MaxToolResultBytes < 0 {
+			bad(path, "token_budget, tool_timeout and max_tool_result_bytes must be positive (or left out for the defaults)")
 		}
 		if a.MaxSteps < 0 {
 			bad(path+".max_steps", "must be positive")
