@@ -2,6 +2,9 @@ package bleve
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,8 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/memory"
+	"github.com/agentcraftlab/agentcraft/search/postgres"
 	"github.com/agentcraftlab/agentcraft/search/sqlite"
 )
 
@@ -23,7 +29,14 @@ const (
 	nameBleve  = "bleve"
 	// nameBleveDisk is bleve on disk, the peer of the SQLite engine.
 	nameBleveDisk = "bleve-disk"
+	// namePostgres runs only when postgresDSNEnv is set.
+	namePostgres = "agentcraft-postgres"
 )
+
+// postgresDSNEnv names the PostgreSQL database of the agentcraft-postgres
+// engine (such as postgres://postgres@127.0.0.1:5432/test?sslmode=disable);
+// unset, that engine is left out.
+const postgresDSNEnv = "AGENTCRAFT_TEST_POSTGRES_DSN"
 
 // tempRoot holds the files of engines cached across benchmarks (b.TempDir
 // would be removed when the first benchmark using them ends); TestMain
@@ -37,6 +50,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	tempRoot = dir
+	if os.Getenv(postgresDSNEnv) != "" {
+		sciEngines = append(sciEngines, struct {
+			name string
+			open func(tb testing.TB) engine
+		}{namePostgres, func(tb testing.TB) engine { return openPostgres(tb, nil) }})
+		sciCache[namePostgres] = &cached{}
+	}
 	code := m.Run()
 	closeCached()
 	os.RemoveAll(dir)
@@ -112,6 +132,31 @@ func openSQLite(tb testing.TB, emb search.Embedder) engine {
 		tb.Fatal(err)
 	}
 	return agentcraft{Engine: e, close: e.Close}
+}
+
+// openPostgres returns an empty search/postgres engine in a new schema of
+// the database at $AGENTCRAFT_TEST_POSTGRES_DSN; closing it drops the
+// schema.
+func openPostgres(tb testing.TB, emb search.Embedder) engine {
+	tb.Helper()
+	ctx := context.Background()
+	dsn := os.Getenv(postgresDSNEnv)
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "bench_" + hex.EncodeToString(b[:])
+	e, err := postgres.Open(ctx, dsn, &postgres.Options{Schema: schema, Embedder: emb})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return agentcraft{Engine: e, close: func() error {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return errors.Join(e.Close(), err)
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+		return errors.Join(e.Close(), err)
+	}}
 }
 
 // cached is an engine built once and shared by the benchmarks of one

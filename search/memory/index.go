@@ -151,22 +151,16 @@ func (ix *index) bm25(terms []string, p BM25, filter map[string]string, top *top
 	}
 }
 
-// nearest offers every document with a vector to top, scored by cosine.
+// nearest offers top the documents with a vector that score best by cosine
+// (vec.TopK: exact, on all cores for a large index).
 func (ix *index) nearest(qv []float32, filter map[string]string, top *topK) {
 	if ix.dim != len(qv) {
 		return
 	}
-	for slot, ok := range ix.hasVec {
-		if !ok {
-			continue
-		}
-		s := vec.Dot(qv, ix.vecs[slot*ix.dim:(slot+1)*ix.dim])
-		if !top.wants(float64(s)) {
-			continue
-		}
-		if len(filter) > 0 && !search.Matches(ix.docs[slot].d.Metadata, filter) {
-			continue
-		}
-		top.offer(float64(s), ix, int32(slot))
+	keep := func(slot int) bool {
+		return ix.hasVec[slot] && (len(filter) == 0 || search.Matches(ix.docs[slot].d.Metadata, filter))
+	}
+	for _, s := range vec.TopK(qv, ix.vecs, top.k, keep) {
+		top.offer(float64(s.Score), ix, int32(s.Row))
 	}
 }

@@ -33,12 +33,6 @@ func (t *topK) init(k int) {
 	t.heap = make([]candidate, 0, min(k, 1024))
 }
 
-// wants reports whether a candidate with score s could enter the heap; it
-// lets callers skip filter checks for hopeless candidates.
-func (t *topK) wants(s float64) bool {
-	return len(t.heap) < t.k || s >= t.heap[0].score
-}
-
 func (t *topK) offer(score float64, ix *index, slot int32) {
 	c := candidate{score, ix, slot}
 	if len(t.heap) < t.k {

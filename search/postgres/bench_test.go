@@ -13,12 +13,16 @@ import (
 )
 
 // BenchmarkQueryBM25 measures the product target (p50 <= 2 ms on SciFact)
-// with the memory engine as the peer.
+// with the memory engine as the peer, and the engine without its posting
+// cache (every query reads and decodes its terms' segments).
 func BenchmarkQueryBM25(b *testing.B) {
 	l := searchtest.Load(b, searchtest.SciFact)
 	testDSN(b)
 	b.Run("engine=postgres", func(b *testing.B) {
 		searchtest.QueryBench(b, open(b, nil), l)
+	})
+	b.Run("engine=postgres/cache=off", func(b *testing.B) {
+		searchtest.QueryBench(b, open(b, &postgres.Options{PostingsCacheBytes: -1}), l)
 	})
 	b.Run("engine=memory", func(b *testing.B) {
 		m, err := memory.New(nil)

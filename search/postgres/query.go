@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -42,15 +43,6 @@ func (e *Engine) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return fn(tx)
 }
 
-// names is q.Indexes as a non-nil array parameter (nil would be NULL, and
-// the statements read an empty array as "all indexes").
-func names(q search.Query) []string {
-	if q.Indexes == nil {
-		return []string{}
-	}
-	return q.Indexes
-}
-
 func (e *Engine) fulltext(ctx context.Context, q search.Query, k int) ([]search.Hit, error) {
 	terms := e.tok.Tokens(q.Text)
 	if len(terms) == 0 {
@@ -80,61 +72,132 @@ func (e *Engine) fulltext(ctx context.Context, q search.Query, k int) ([]search.
 	return hits, nil
 }
 
-// perIndex is the scoring state of one searched index.
-type perIndex struct {
-	info   *indexInfo
-	scorer postings.Scorer
-	scores map[int64]float32
+// score returns every document of the searched indexes matching a term of
+// the query, scored as search/memory scores it (float32 accumulation
+// included). Posting lists come from e.lists when cached at the index's
+// current generation; the others are read in one statement.
+func (e *Engine) score(ctx context.Context, tx pgx.Tx, q search.Query, distinct []string, qtf map[string]float64) ([]candidate, error) {
+	ixs, err := e.selected(ctx, tx, q)
+	if err != nil {
+		return nil, err
+	}
+	lists := make([][]*postings.List, len(ixs))
+	var missIxs []int64
+	var missTerms []string
+	for i, ix := range ixs {
+		if ix.docs <= 0 {
+			continue
+		}
+		lists[i] = make([]*postings.List, len(distinct))
+		missed := false
+		for j, t := range distinct {
+			if lists[i][j] = e.lists.Get(ix.id, ix.gen, t); lists[i][j] == nil {
+				missed = true
+				if !slices.Contains(missTerms, t) {
+					missTerms = append(missTerms, t)
+				}
+			}
+		}
+		if missed {
+			missIxs = append(missIxs, ix.id)
+		}
+	}
+	if len(missIxs) > 0 {
+		loaded, err := e.loadLists(ctx, tx, missIxs, missTerms)
+		if err != nil {
+			return nil, err
+		}
+		for i, ix := range ixs {
+			for j, t := range distinct {
+				if lists[i] == nil || lists[i][j] != nil {
+					continue
+				}
+				l := loaded[listKey{ix.id, t}]
+				if l == nil {
+					l = &postings.List{} // absent: cached too
+				}
+				lists[i][j] = l
+				e.lists.Put(ix.id, ix.gen, t, l)
+			}
+		}
+	}
+	var cands []candidate
+	for i, ix := range ixs {
+		if lists[i] == nil {
+			continue
+		}
+		scorer := postings.NewScorer(e.bm25.K1, e.bm25.B, ix.docs, ix.totalLen)
+		ws := make([]float32, 0, len(distinct))
+		var nonEmpty []*postings.List
+		for j, l := range lists[i] {
+			if l.DF > 0 {
+				ws = append(ws, scorer.Weight(l.DF, qtf[distinct[j]]))
+				nonEmpty = append(nonEmpty, l)
+			}
+		}
+		if len(nonEmpty) == 0 {
+			continue
+		}
+		acc := scorer.Accumulate(ws, nonEmpty)
+		cands = slices.Grow(cands, acc.Len())
+		acc.Each(func(doc int64, s float32) {
+			cands = append(cands, candidate{Score: float64(s), Doc: doc, Index: ix})
+		})
+		acc.Release()
+	}
+	return cands, nil
 }
 
-// score reads the segments of the query's terms in every searched index
-// and returns each matching document scored as search/memory scores it
-// (float32 accumulation included).
-func (e *Engine) score(ctx context.Context, tx pgx.Tx, q search.Query, distinct []string, qtf map[string]float64) ([]candidate, error) {
-	rows, err := tx.Query(ctx, e.sql.postings, names(q), distinct)
+// listKey names the postings of one term in one index.
+type listKey struct {
+	index int64
+	term  string
+}
+
+// loadLists reads and decodes the postings of terms in the indexes ixIDs;
+// a term without documents in an index is missing from the map.
+func (e *Engine) loadLists(ctx context.Context, tx pgx.Tx, ixIDs []int64, terms []string) (map[listKey]*postings.List, error) {
+	rows, err := tx.Query(ctx, e.sql.postings, ixIDs, terms)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	ixs := make(map[int64]*perIndex)
-	var order []*perIndex
+	type pending struct {
+		df int64
+		ps []postings.Posting
+	}
+	byKey := make(map[listKey]*pending)
 	for rows.Next() {
-		// Raw values: a query reads hundreds of KB of segments, and
+		// Raw values: a miss reads hundreds of KB of segments, and
 		// decoding them in place saves copying each one.
 		vals := rows.RawValues()
-		if len(vals) != 9 {
-			return nil, fmt.Errorf("postings: %d columns, want 9", len(vals))
+		if len(vals) != 5 {
+			return nil, fmt.Errorf("postings: %d columns, want 5", len(vals))
 		}
-		var ixID, docs, totalLen, df, termID, first int64
-		var name, term string
-		if err := rows.Scan(&ixID, &name, &docs, &totalLen, &term, &df, &termID, &first, nil); err != nil {
+		var k listKey
+		var df, first int64
+		if err := rows.Scan(&k.index, &k.term, &df, &first, nil); err != nil {
 			return nil, err
 		}
-		ix := ixs[ixID]
-		if ix == nil {
-			ix = &perIndex{info: &indexInfo{id: ixID, name: name, docs: docs, totalLen: totalLen},
-				scorer: postings.NewScorer(e.bm25.K1, e.bm25.B, docs, totalLen), scores: make(map[int64]float32)}
-			ixs[ixID] = ix
-			order = append(order, ix)
+		p := byKey[k]
+		if p == nil {
+			p = &pending{df: df, ps: make([]postings.Posting, 0, min(df, 1<<20))}
+			byKey[k] = p
 		}
-		if ix.info.docs <= 0 {
-			continue
-		}
-		w := ix.scorer.Weight(df, qtf[term])
-		if err := ix.scorer.Add(ix.scores, w, first, vals[8]); err != nil {
-			return nil, fmt.Errorf("term %d: %w", termID, err)
+		if err := postings.Decode(first, vals[4], func(doc, tf, dl int64) {
+			p.ps = append(p.ps, postings.Posting{Doc: doc, TF: tf, Len: dl})
+		}); err != nil {
+			return nil, fmt.Errorf("term %q: %w", k.term, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	var cands []candidate
-	for _, ix := range order {
-		for doc, s := range ix.scores {
-			cands = append(cands, candidate{Score: float64(s), Doc: doc, Index: ix.info})
-		}
+	out := make(map[listKey]*postings.List, len(byKey))
+	for k, p := range byKey {
+		out[k] = postings.FromPostings(p.df, p.ps)
 	}
-	return cands, nil
+	return out, nil
 }
 
 // materialize reads the best candidates and returns the k best that pass

@@ -14,11 +14,15 @@ import (
 )
 
 // BenchmarkQueryBM25 measures the product target (p50 <= 2 ms on SciFact)
-// with the memory engine as the peer.
+// with the memory engine as the peer, and the engine without its posting
+// cache (every query reads and decodes its terms' segments).
 func BenchmarkQueryBM25(b *testing.B) {
 	l := searchtest.Load(b, searchtest.SciFact)
 	b.Run("engine=sqlite", func(b *testing.B) {
 		searchtest.QueryBench(b, open(b, nil), l)
+	})
+	b.Run("engine=sqlite/cache=off", func(b *testing.B) {
+		searchtest.QueryBench(b, open(b, &sqlite.Options{PostingsCacheBytes: -1}), l)
 	})
 	b.Run("engine=memory", func(b *testing.B) {
 		m, err := memory.New(nil)

@@ -1,7 +1,7 @@
 // Package postings is the on-disk form of the BM25 inverted index shared by
-// the database-backed search engines (search/postgres; search/sqlite keeps
-// its own copy for now) and the scoring that reads it, so that every engine
-// ranks exactly as search/memory does.
+// the database-backed search engines (search/sqlite, search/postgres) and
+// the scoring that reads it, so that every engine ranks exactly as
+// search/memory does.
 //
 // The postings of a term are stored in segments of up to SegmentBytes: a
 // row (term, first, data) where data packs (doc delta, tf, doc length) as
@@ -18,6 +18,11 @@
 //
 // in float32, with the same operations in the same order per term as
 // search/memory, so scores agree to float32 rounding.
+//
+// A query decodes each term's segments into a List once; a Cache keeps
+// Lists per (index, term), tagged with the index's generation, so repeated
+// terms cost no database read and no decoding until the index is written
+// again; Scorer.Accumulate scores Lists into a dense array.
 package postings
 
 import (

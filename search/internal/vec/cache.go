@@ -27,17 +27,6 @@ func (s *Set) Add(doc int64, blob []byte) bool {
 	return true
 }
 
-// Scan calls fn with every document and its dot product with q (cosine,
-// both being unit vectors). A q of another dimension matches nothing.
-func (s *Set) Scan(q []float32, fn func(doc int64, score float32)) {
-	if len(q) != s.Dim {
-		return
-	}
-	for i, doc := range s.Docs {
-		fn(doc, Dot(q, s.Vecs[i*s.Dim:(i+1)*s.Dim]))
-	}
-}
-
 // Cache keeps the newest Set of each index id. The zero value is ready;
 // it is safe for concurrent use.
 type Cache struct {

@@ -1,12 +1,15 @@
 // Package vec holds the float32 vector arithmetic and storage format shared
 // by the search engines (search/memory, search/sqlite, search/postgres), so
-// that all three score a vector query to the same bits.
+// that all three score a vector query to the same bits, and TopK, the exact
+// brute-force scan they all answer a vector query with.
 package vec
 
 import (
 	"encoding/binary"
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // Normalize scales v to unit length in place; it reports false for a zero
@@ -26,22 +29,13 @@ func Normalize(v []float32) bool {
 	return true
 }
 
-// Dot is the inner product of two equal-length vectors, unrolled by four so
-// the compiler keeps four independent accumulators.
+// Dot is the inner product of two equal-length vectors, computed by gonum's
+// assembly kernel (SSE on amd64): three to five times as fast as a Go loop
+// on vectors in cache (BenchmarkDot768). A scan of 100k 768-dimension
+// vectors (300 MB) is then bound by memory bandwidth instead.
 func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
+	return blas32.Dot(blas32.Vector{N: len(a), Inc: 1, Data: a}, blas32.Vector{N: len(a), Inc: 1, Data: b})
 }
 
 // Encode normalises a copy of v and returns it as little-endian float32s,

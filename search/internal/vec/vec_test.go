@@ -23,21 +23,66 @@ func TestNormalizeAndEncode(t *testing.T) {
 	}
 }
 
-func BenchmarkDot768(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	v := make([][]float32, 2)
+// dotLoop is the Go loop Dot used before gonum's kernel: four
+// accumulators. It is the reference for TestDot and BenchmarkDot768's peer.
+func dotLoop(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+func randomVecs(r *rand.Rand, n, dim int) []float32 {
+	v := make([]float32, n*dim)
 	for i := range v {
-		v[i] = make([]float32, 768)
-		for j := range v[i] {
-			v[i][j] = float32(r.NormFloat64())
+		v[i] = float32(r.NormFloat64())
+	}
+	for i := range n {
+		Normalize(v[i*dim : (i+1)*dim])
+	}
+	return v
+}
+
+func TestDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, dim := range []int{0, 1, 3, 4, 7, 16, 33, 384, 768, 1536} {
+		v := randomVecs(r, 2, max(dim, 1))[:2*dim]
+		a, b := v[:dim], v[dim:]
+		var want float64
+		for i := range a {
+			want += float64(a[i]) * float64(b[i])
+		}
+		if got := Dot(a, b); math.Abs(float64(got)-want) > 1e-5 {
+			t.Errorf("dim %d: Dot = %v, want %v", dim, got, want)
 		}
 	}
-	b.ReportAllocs()
-	var s float32
-	for b.Loop() {
-		s += Dot(v[0], v[1])
+}
+
+func BenchmarkDot768(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	v := randomVecs(r, 2, 768)
+	for _, bb := range []struct {
+		name string
+		dot  func(a, b []float32) float32
+	}{{"gonum", Dot}, {"go-loop", dotLoop}} {
+		b.Run(bb.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var s float32
+			for b.Loop() {
+				s += bb.dot(v[:768], v[768:])
+			}
+			_ = s
+		})
 	}
-	_ = s
 }
 
 func TestCache(t *testing.T) {
@@ -54,16 +99,12 @@ func TestCache(t *testing.T) {
 	if c.Get(1, 1) != s1 {
 		t.Fatal("an older generation replaced a newer one")
 	}
-	var got []int64
-	s1.Scan([]float32{1, 0}, func(doc int64, score float32) {
-		if score != 1 {
-			t.Errorf("score %v", score)
-		}
-		got = append(got, doc)
-	})
-	s1.Scan([]float32{1, 0, 0}, func(int64, float32) { t.Error("a query of another dimension matched") })
-	if len(got) != 1 || got[0] != 7 {
-		t.Errorf("scan %v", got)
+	got := s1.TopK([]float32{1, 0}, 10)
+	if len(got) != 1 || s1.Docs[got[0].Row] != 7 || got[0].Score != 1 {
+		t.Errorf("TopK = %v, want doc 7 scoring 1", got)
+	}
+	if got := s1.TopK([]float32{1, 0, 0}, 10); got != nil {
+		t.Errorf("a query of another dimension matched %v", got)
 	}
 	c.DropIndex("a")
 	if c.Get(1, 1) != nil {
