@@ -34,7 +34,9 @@
 // run MatchesMemory (a random replay compared with memory, score by score)
 // and Quality (BM25 on the test collections under AGENTCRAFT_IR_DATA,
 // compared with memory and with published anchors), and benchmark with
-// Load, QueryBench and HybridBench.
+// Load, QueryBench and HybridBench. Their posting caches are checked with
+// CacheSeesWrites and CacheConcurrent (two engines on the same storage),
+// their partial vector scan with VectorFilterWidens.
 package searchtest
 
 import (
