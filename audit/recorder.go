@@ -2,11 +2,12 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/internal/batch"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -40,14 +41,9 @@ type Options struct {
 // (Dropped) and reported at Error: a slow database must not stall requests.
 // Stop flushes the buffer.
 type AsyncRecorder struct {
-	log   store.AuditLog
-	o     Options
-	ch    chan store.AuditEvent
-	wg    sync.WaitGroup
-	drops atomic.Int64
-
-	mu     sync.RWMutex // guards closed against a send on the closed ch
-	closed bool
+	b       *batch.Batcher[store.AuditEvent]
+	logger  *slog.Logger
+	invalid atomic.Int64 // events Record refused before queueing them
 }
 
 var _ Recorder = (*AsyncRecorder)(nil)
@@ -64,15 +60,13 @@ func NewAsyncRecorder(log store.AuditLog, opts *Options) *AsyncRecorder {
 	if o.Buffer <= 0 {
 		o.Buffer = 16384
 	}
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = 256
-	}
-	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = 10 * time.Second
-	}
-	r := &AsyncRecorder{log: log, o: o, ch: make(chan store.AuditEvent, o.Buffer)}
-	r.wg.Add(1)
-	go r.loop()
+	r := &AsyncRecorder{logger: o.Logger}
+	r.b = batch.New(func(ctx context.Context, events []store.AuditEvent) error {
+		return log.Append(ctx, events...)
+	}, &batch.Options[store.AuditEvent]{
+		Buffer: o.Buffer, MaxBatch: o.MaxBatch, WriteTimeout: o.WriteTimeout,
+		OnDrop: r.dropped,
+	})
 	return r
 }
 
@@ -91,77 +85,29 @@ func (r *AsyncRecorder) Record(ctx context.Context, e store.AuditEvent) {
 		e.ID = store.NewID()
 	}
 	if err := e.Validate(); err != nil {
-		r.drops.Add(1)
-		r.o.Logger.Error("audit_event_invalid", "action", e.Action, "workspace_id", e.WorkspaceID, "error", err)
+		r.invalid.Add(1)
+		r.logger.Error("audit_event_invalid", "action", e.Action, "workspace_id", e.WorkspaceID, "error", err)
 		return
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.closed {
-		r.write(e)
+	r.b.Add(e)
+}
+
+// dropped reports an event the batcher did not write.
+func (r *AsyncRecorder) dropped(e store.AuditEvent, err error) {
+	if errors.Is(err, batch.ErrFull) {
+		r.logger.Error("audit_event_dropped", "action", e.Action, "workspace_id", e.WorkspaceID,
+			"dropped_total", r.Dropped(), "reason", "audit buffer full; the database is too slow or down")
 		return
 	}
-	select {
-	case r.ch <- e:
-	default:
-		n := r.drops.Add(1)
-		r.o.Logger.Error("audit_event_dropped", "action", e.Action, "workspace_id", e.WorkspaceID,
-			"dropped_total", n, "reason", "audit buffer full; the database is too slow or down")
-	}
+	r.logger.Error("audit_write_failed", "action", e.Action, "workspace_id", e.WorkspaceID, "error", err)
 }
 
 // Dropped is how many events were not written: the buffer was full, the
 // event was invalid, or the store refused it.
-func (r *AsyncRecorder) Dropped() int64 { return r.drops.Load() }
-
-func (r *AsyncRecorder) loop() {
-	defer r.wg.Done()
-	batch := make([]store.AuditEvent, 0, r.o.MaxBatch)
-	for e := range r.ch {
-		batch = append(batch[:0], e)
-	drain:
-		for len(batch) < r.o.MaxBatch {
-			select {
-			case more, ok := <-r.ch:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, more)
-			default:
-				break drain
-			}
-		}
-		r.write(batch...)
-	}
-}
-
-func (r *AsyncRecorder) write(events ...store.AuditEvent) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.o.WriteTimeout)
-	defer cancel()
-	if err := r.log.Append(ctx, events...); err != nil {
-		// One bad event (its workspace deleted meanwhile) must not lose
-		// the others of its batch.
-		if len(events) > 1 {
-			for _, e := range events {
-				r.write(e)
-			}
-			return
-		}
-		r.drops.Add(1)
-		r.o.Logger.Error("audit_write_failed", "action", events[0].Action, "workspace_id", events[0].WorkspaceID, "error", err)
-	}
-}
+func (r *AsyncRecorder) Dropped() int64 { return r.invalid.Load() + r.b.Dropped() }
 
 // Stop writes what is queued and waits for the writer. Idempotent.
-func (r *AsyncRecorder) Stop() {
-	r.mu.Lock()
-	if !r.closed {
-		r.closed = true
-		close(r.ch)
-	}
-	r.mu.Unlock()
-	r.wg.Wait()
-}
+func (r *AsyncRecorder) Stop() { r.b.Stop() }
 
 // Nop is a Recorder that discards every event.
 type Nop struct{}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
-	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/server/openaiapi"
 )
 
 // The internal chat API runs an agent and shows everything it did: every
@@ -46,100 +45,11 @@ type chatBody struct {
 // chatMessage is one message of a chat request. Unknown fields inside a
 // message are ignored, as OpenAI SDKs add some (refusal, audio); the
 // request's own fields are strict.
-type chatMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Name       string          `json:"name"`
-	ToolCallID string          `json:"tool_call_id"`
-	ToolCalls  []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-}
+type chatMessage openaiapi.Message
 
 // UnmarshalJSON decodes a message leniently (see chatMessage).
 func (m *chatMessage) UnmarshalJSON(b []byte) error {
-	type plain chatMessage
-	return json.Unmarshal(b, (*plain)(m))
-}
-
-// chatPart is a content part of an OpenAI-style message.
-type chatPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	ImageURL *struct {
-		URL    string `json:"url"`
-		Detail string `json:"detail"`
-	} `json:"image_url"`
-}
-
-// toLLM converts message i, naming the offending field on error.
-func (m chatMessage) toLLM(i int) (llm.Message, *apierr.Error) {
-	field := func(f string) string { return fmt.Sprintf("messages[%d].%s", i, f) }
-	bad := func(f, format string, args ...any) *apierr.Error {
-		return apierr.BadRequest(field(f), field(f)+" "+fmt.Sprintf(format, args...))
-	}
-	out := llm.Message{Name: m.Name, ToolCallID: m.ToolCallID}
-	switch m.Role {
-	case "system", "developer":
-		out.Role = llm.RoleSystem
-	case "user":
-		out.Role = llm.RoleUser
-	case "assistant":
-		out.Role = llm.RoleAssistant
-	case "tool":
-		out.Role = llm.RoleTool
-		if m.ToolCallID == "" {
-			return out, bad("tool_call_id", "is required in a tool message: the id of the call it answers")
-		}
-	case "":
-		return out, bad("role", "is required: system, user, assistant or tool")
-	default:
-		return out, bad("role", "%q is not one of system, developer, user, assistant, tool", m.Role)
-	}
-	content := bytes.TrimSpace(m.Content)
-	switch {
-	case len(content) == 0 || string(content) == "null":
-		if out.Role != llm.RoleAssistant || len(m.ToolCalls) == 0 {
-			return out, bad("content", "is required")
-		}
-	case content[0] == '"':
-		var s string
-		if err := json.Unmarshal(content, &s); err != nil {
-			return out, bad("content", "is not a valid JSON string")
-		}
-		out.Content = []llm.Part{{Type: llm.PartText, Text: s}}
-	case content[0] == '[':
-		var parts []chatPart
-		if err := json.Unmarshal(content, &parts); err != nil {
-			return out, bad("content", "must be a string or an array of content parts")
-		}
-		for j, p := range parts {
-			switch p.Type {
-			case "text", "input_text":
-				out.Content = append(out.Content, llm.Part{Type: llm.PartText, Text: p.Text})
-			case "image_url":
-				if p.ImageURL == nil || p.ImageURL.URL == "" {
-					return out, bad(fmt.Sprintf("content[%d].image_url.url", j), "is required")
-				}
-				out.Content = append(out.Content, llm.Part{Type: llm.PartImage, ImageURL: p.ImageURL.URL, Detail: p.ImageURL.Detail})
-			default:
-				return out, bad(fmt.Sprintf("content[%d].type", j), "%q is not supported; use text or image_url", p.Type)
-			}
-		}
-	default:
-		return out, bad("content", "must be a string or an array of content parts")
-	}
-	for j, tc := range m.ToolCalls {
-		if tc.ID == "" || tc.Function.Name == "" {
-			return out, bad(fmt.Sprintf("tool_calls[%d]", j), "needs id and function.name")
-		}
-		out.ToolCalls = append(out.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
-	}
-	return out, nil
+	return json.Unmarshal(b, (*openaiapi.Message)(m))
 }
 
 // chatCall is one chat request in flight.
@@ -177,14 +87,14 @@ func (s *Server) beginChat(w http.ResponseWriter, r *http.Request, buffered bool
 		apierr.Write(w, apierr.BadRequest("max_tokens", "max_tokens must be positive, or left out for the agent's budget"))
 		return nil, nil, false
 	}
-	msgs := make([]llm.Message, 0, len(body.Messages))
+	wire := make([]openaiapi.Message, len(body.Messages))
 	for i, m := range body.Messages {
-		lm, ae := m.toLLM(i)
-		if ae != nil {
-			apierr.Write(w, ae)
-			return nil, nil, false
-		}
-		msgs = append(msgs, lm)
+		wire[i] = openaiapi.Message(m)
+	}
+	msgs, ae := openaiapi.DecodeMessages(wire, nil)
+	if ae != nil {
+		apierr.Write(w, ae)
+		return nil, nil, false
 	}
 	a, err := s.p.Agent(ctx, c.pr.WorkspaceID, body.Agent)
 	if err != nil {
@@ -227,26 +137,7 @@ func (c *chatCall) fail(w http.ResponseWriter, err error) {
 
 // record stores the request's usage, as /v1/chat/completions does.
 func (c *chatCall) record(err error) {
-	rec := store.UsageRecord{
-		WorkspaceID:  c.pr.WorkspaceID,
-		APIKeyID:     c.pr.APIKeyID,
-		Agent:        c.agent.Row.Name,
-		Model:        c.agent.ModelID,
-		Provider:     c.agent.Provider,
-		User:         c.pr.User,
-		InputTokens:  c.usage.InputTokens,
-		OutputTokens: c.usage.OutputTokens,
-		CachedTokens: c.usage.CachedTokens,
-		LatencyMs:    int(time.Since(c.start).Milliseconds()),
-		UpstreamMs:   int(c.meter.Upstream().Milliseconds()),
-		Status:       store.StatusOK,
-		CreatedAt:    c.start,
-	}
-	if err != nil {
-		rec.Status = store.StatusError
-		rec.ErrorKind = string(llm.KindOf(err))
-	}
-	c.s.p.RecordUsage(rec)
+	c.s.p.RecordUsage(openaiapi.UsageRecord(c.pr, c.agent, c.pr.User, c.usage, c.start, c.meter, err))
 }
 
 // chatToolCall is one server tool call in a chat answer.

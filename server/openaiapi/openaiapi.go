@@ -362,26 +362,34 @@ func formatMs(d time.Duration) string {
 }
 
 func (c *call) record(err error) {
+	c.h.p.RecordUsage(UsageRecord(c.pr, c.agent, c.user(), c.usage, c.start, c.meter, err))
+}
+
+// UsageRecord is the usage record of a chat request that agent a answered
+// for pr and the end user user: the tokens u, the latency since start and
+// the time meter measured upstream. A non-nil err records the request as
+// failed, with the kind of err.
+func UsageRecord(pr platform.Principal, a *platform.Agent, user string, u llm.Usage, start time.Time, meter *platform.Meter, err error) store.UsageRecord {
 	rec := store.UsageRecord{
-		WorkspaceID:  c.pr.WorkspaceID,
-		APIKeyID:     c.pr.APIKeyID,
-		Agent:        c.agent.Row.Name,
-		Model:        c.agent.ModelID,
-		Provider:     c.agent.Provider,
-		User:         c.user(),
-		InputTokens:  c.usage.InputTokens,
-		OutputTokens: c.usage.OutputTokens,
-		CachedTokens: c.usage.CachedTokens,
-		LatencyMs:    int(time.Since(c.start).Milliseconds()),
-		UpstreamMs:   int(c.meter.Upstream().Milliseconds()),
+		WorkspaceID:  pr.WorkspaceID,
+		APIKeyID:     pr.APIKeyID,
+		Agent:        a.Row.Name,
+		Model:        a.ModelID,
+		Provider:     a.Provider,
+		User:         user,
+		InputTokens:  u.InputTokens,
+		OutputTokens: u.OutputTokens,
+		CachedTokens: u.CachedTokens,
+		LatencyMs:    int(time.Since(start).Milliseconds()),
+		UpstreamMs:   int(meter.Upstream().Milliseconds()),
 		Status:       store.StatusOK,
-		CreatedAt:    c.start,
+		CreatedAt:    start,
 	}
 	if err != nil {
 		rec.Status = store.StatusError
 		rec.ErrorKind = string(llm.KindOf(err))
 	}
-	c.h.p.RecordUsage(rec)
+	return rec
 }
 
 // whole collects the run and answers one chat.completion.

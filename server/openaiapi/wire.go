@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/agentcraftlab/agentcraft/llm"
+	"github.com/agentcraftlab/agentcraft/server/apierr"
 )
 
 // chatRequest is the subset of OpenAI's chat completion request that
 // AgentCraft honours. Unknown fields are ignored, as OpenAI SDKs send many.
 type chatRequest struct {
 	Model         string          `json:"model"`
-	Messages      []chatMessage   `json:"messages"`
+	Messages      []Message       `json:"messages"`
 	Stream        bool            `json:"stream"`
 	StreamOptions *streamOptions  `json:"stream_options"`
 	Tools         []chatTool      `json:"tools"`
@@ -46,7 +47,10 @@ type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-type chatMessage struct {
+// Message is one message of an OpenAI-style conversation, as
+// /v1/chat/completions and AgentCraft's own chat API (/api/chat) take it.
+// DecodeMessages checks and converts it.
+type Message struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content"`
 	Name       string          `json:"name,omitempty"`
@@ -125,13 +129,9 @@ func decodeChatRequest(body []byte) (chatRequest, []llm.Message, error) {
 	if req.N != nil && *req.N != 1 {
 		return req, nil, badParam("n", "n must be 1: one choice per request is supported")
 	}
-	msgs := make([]llm.Message, 0, len(req.Messages))
-	for i, m := range req.Messages {
-		lm, err := m.toLLM(i, &req.fileIDs)
-		if err != nil {
-			return req, nil, err
-		}
-		msgs = append(msgs, lm)
+	msgs, ae := DecodeMessages(req.Messages, &MessageOptions{Files: &req.fileIDs, EmptyAssistant: true})
+	if ae != nil {
+		return req, nil, badParam(ae.Param, "%s", ae.Message)
 	}
 	for i, f := range req.Files {
 		if f.ID == "" {
@@ -165,11 +165,46 @@ func appendUnique(list []string, v string) []string {
 	return append(list, v)
 }
 
-// toLLM converts message i. File parts add their ids to files instead of
-// content: the handler turns them into retrieved context or images.
-func (m chatMessage) toLLM(i int, files *[]string) (llm.Message, error) {
-	param := func(f string) string { return fmt.Sprintf("messages[%d].%s", i, f) }
-	var out llm.Message
+// MessageOptions say what DecodeMessages accepts beyond text, images and
+// tool calls. The zero value (or nil) accepts only those.
+type MessageOptions struct {
+	// Files, when not nil, accepts file content parts
+	// ({"type":"file","file":{"file_id":"..."}}) and appends their upload
+	// ids here, each once, instead of adding content: the caller turns
+	// them into retrieved context or images. Default: file parts are
+	// refused.
+	Files *[]string
+	// EmptyAssistant accepts an assistant message with neither content
+	// nor tool calls. Default: its content is required.
+	EmptyAssistant bool
+}
+
+// DecodeMessages converts the messages of a request to the
+// provider-neutral form. A malformed message is a 400 error naming the
+// field (messages[2].content) and what it must hold.
+func DecodeMessages(msgs []Message, opts *MessageOptions) ([]llm.Message, *apierr.Error) {
+	var o MessageOptions
+	if opts != nil {
+		o = *opts
+	}
+	out := make([]llm.Message, 0, len(msgs))
+	for i, m := range msgs {
+		lm, ae := m.toLLM(i, o)
+		if ae != nil {
+			return nil, ae
+		}
+		out = append(out, lm)
+	}
+	return out, nil
+}
+
+// toLLM converts message i.
+func (m Message) toLLM(i int, o MessageOptions) (llm.Message, *apierr.Error) {
+	bad := func(field, format string, args ...any) *apierr.Error {
+		param := fmt.Sprintf("messages[%d].%s", i, field)
+		return apierr.BadRequest(param, param+" "+fmt.Sprintf(format, args...))
+	}
+	out := llm.Message{Name: m.Name, ToolCallID: m.ToolCallID}
 	switch m.Role {
 	case "system", "developer":
 		out.Role = llm.RoleSystem
@@ -180,56 +215,56 @@ func (m chatMessage) toLLM(i int, files *[]string) (llm.Message, error) {
 	case "tool":
 		out.Role = llm.RoleTool
 		if m.ToolCallID == "" {
-			return out, badParam(param("tool_call_id"), "%s is required for a tool message", param("tool_call_id"))
+			return out, bad("tool_call_id", "is required in a tool message: the id of the call it answers")
 		}
 	case "":
-		return out, badParam(param("role"), "%s is required", param("role"))
+		return out, bad("role", "is required: system, developer, user, assistant or tool")
 	default:
-		return out, badParam(param("role"), "%s %q is not one of system, developer, user, assistant, tool", param("role"), m.Role)
+		return out, bad("role", "%q is not one of system, developer, user, assistant, tool", m.Role)
 	}
-	out.Name = m.Name
-	out.ToolCallID = m.ToolCallID
 	content := bytes.TrimSpace(m.Content)
 	switch {
 	case len(content) == 0 || string(content) == "null":
-		if m.Role != "assistant" {
-			return out, badParam(param("content"), "%s is required", param("content"))
+		if out.Role != llm.RoleAssistant || (len(m.ToolCalls) == 0 && !o.EmptyAssistant) {
+			return out, bad("content", "is required")
 		}
 	case content[0] == '"':
 		var s string
 		if err := json.Unmarshal(content, &s); err != nil {
-			return out, badParam(param("content"), "%s is not a valid string", param("content"))
+			return out, bad("content", "is not a valid JSON string")
 		}
 		out.Content = []llm.Part{{Type: llm.PartText, Text: s}}
 	case content[0] == '[':
 		var parts []contentPart
 		if err := json.Unmarshal(content, &parts); err != nil {
-			return out, badParam(param("content"), "%s must be a string or an array of content parts", param("content"))
+			return out, bad("content", "must be a string or an array of content parts")
 		}
 		for j, p := range parts {
-			switch p.Type {
-			case "text", "input_text":
+			switch {
+			case p.Type == "text" || p.Type == "input_text":
 				out.Content = append(out.Content, llm.Part{Type: llm.PartText, Text: p.Text})
-			case "image_url":
+			case p.Type == "image_url":
 				if p.ImageURL == nil || p.ImageURL.URL == "" {
-					return out, badParam(param(fmt.Sprintf("content[%d].image_url.url", j)), "image_url.url is required")
+					return out, bad(fmt.Sprintf("content[%d].image_url.url", j), "is required")
 				}
 				out.Content = append(out.Content, llm.Part{Type: llm.PartImage, ImageURL: p.ImageURL.URL, Detail: p.ImageURL.Detail})
-			case "file":
+			case p.Type == "file" && o.Files != nil:
 				if p.File == nil || p.File.FileID == "" {
-					return out, badParam(param(fmt.Sprintf("content[%d].file.file_id", j)), "file.file_id is required: the fileId POST /api/upload returned")
+					return out, bad(fmt.Sprintf("content[%d].file.file_id", j), "is required: the fileId POST /api/upload returned")
 				}
-				*files = appendUnique(*files, p.File.FileID)
+				*o.Files = appendUnique(*o.Files, p.File.FileID)
+			case o.Files != nil:
+				return out, bad(fmt.Sprintf("content[%d].type", j), "%q is not supported; use text, image_url or file", p.Type)
 			default:
-				return out, badParam(param(fmt.Sprintf("content[%d].type", j)), "content part type %q is not supported; use text, image_url or file", p.Type)
+				return out, bad(fmt.Sprintf("content[%d].type", j), "%q is not supported; use text or image_url", p.Type)
 			}
 		}
 	default:
-		return out, badParam(param("content"), "%s must be a string or an array of content parts", param("content"))
+		return out, bad("content", "must be a string or an array of content parts")
 	}
 	for j, tc := range m.ToolCalls {
 		if tc.ID == "" || tc.Function.Name == "" {
-			return out, badParam(param(fmt.Sprintf("tool_calls[%d]", j)), "%s needs id and function.name", param(fmt.Sprintf("tool_calls[%d]", j)))
+			return out, bad(fmt.Sprintf("tool_calls[%d]", j), "needs id and function.name")
 		}
 		out.ToolCalls = append(out.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}

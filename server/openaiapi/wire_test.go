@@ -1,6 +1,7 @@
 package openaiapi
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -86,4 +87,45 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		_, _ = req.stop()
 		_ = strings.TrimSpace(req.User)
 	})
+}
+
+// TestDecodeMessagesOptions: the two APIs that share DecodeMessages differ
+// only where MessageOptions says so.
+func TestDecodeMessagesOptions(t *testing.T) {
+	var files []string
+	tests := []struct {
+		name    string
+		msg     string
+		opts    *MessageOptions
+		wantErr string // the whole message; empty when the message is accepted
+	}{
+		{"empty assistant refused by default", `{"role":"assistant"}`, nil, "messages[0].content is required"},
+		{"empty assistant with EmptyAssistant", `{"role":"assistant","content":null}`, &MessageOptions{EmptyAssistant: true}, ""},
+		{"assistant with tool calls needs no content", `{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"f"}}]}`, nil, ""},
+		{"file part refused by default", `{"role":"user","content":[{"type":"file","file":{"file_id":"f1"}}]}`, nil,
+			`messages[0].content[0].type "file" is not supported; use text or image_url`},
+		{"file part with Files", `{"role":"user","content":[{"type":"file","file":{"file_id":"f1"}}]}`, &MessageOptions{Files: &files}, ""},
+		{"file part without id", `{"role":"user","content":[{"type":"file","file":{}}]}`, &MessageOptions{Files: &files},
+			"messages[0].content[0].file.file_id is required: the fileId POST /api/upload returned"},
+		{"unknown part with Files", `{"role":"user","content":[{"type":"audio"}]}`, &MessageOptions{Files: &files},
+			`messages[0].content[0].type "audio" is not supported; use text, image_url or file`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m Message
+			if err := json.Unmarshal([]byte(tt.msg), &m); err != nil {
+				t.Fatal(err)
+			}
+			_, ae := DecodeMessages([]Message{m}, tt.opts)
+			switch {
+			case tt.wantErr == "" && ae != nil:
+				t.Errorf("error %q, want the message accepted", ae.Message)
+			case tt.wantErr != "" && (ae == nil || ae.Message != tt.wantErr):
+				t.Errorf("error %v, want %q", ae, tt.wantErr)
+			}
+		})
+	}
+	if !cmp.Equal(files, []string{"f1"}) {
+		t.Errorf("Files = %v, want [f1]: the file part's id, once", files)
+	}
 }
