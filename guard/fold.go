@@ -61,6 +61,18 @@ func fold(s string) folded {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
+		if r >= 0x3040 && r < 0xa000 {
+			// Kana and CJK ideographs: no case, no space, nothing to
+			// drop; copied as they are (most of a Japanese or Chinese
+			// message, and the cost of unicode.ToLower's table search).
+			lastSpace = false
+			out = append(out, s[i:i+size]...)
+			for range size {
+				off = append(off, int32(i))
+			}
+			i += size
+			continue
+		}
 		switch {
 		case r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\u2060' || r == '\ufeff' || r == '\u00ad':
 			i += size

@@ -266,6 +266,24 @@ type triggerRef struct {
 
 var triggers = buildTriggerIndex()
 
+// familyOf[i] numbers injectionPatterns[i]'s family, in table order, so
+// detection keeps its per-family best in a slice rather than a map.
+var familyOf, familyCount = numberFamilies()
+
+func numberFamilies() ([]int, int) {
+	ids := map[string]int{}
+	of := make([]int, len(injectionPatterns))
+	for i, p := range injectionPatterns {
+		id, ok := ids[p.family]
+		if !ok {
+			id = len(ids)
+			ids[p.family] = id
+		}
+		of[i] = id
+	}
+	return of, len(ids)
+}
+
 func buildTriggerIndex() *triggerIndex {
 	byLit := map[string][]int{}
 	var order []string
@@ -295,7 +313,9 @@ func buildTriggerIndex() *triggerIndex {
 // in it, as (sentence, pattern) pairs in text order.
 func (ti *triggerIndex) candidates(text string, sents [][2]int) [][2]int {
 	var out [][2]int
-	var seen map[[2]int]bool
+	// seen has bit si*len(injectionPatterns)+p for each pair already out.
+	var seen []uint64
+	np := len(injectionPatterns)
 	si := 0
 	for i, r := range text {
 		var refs []triggerRef
@@ -320,15 +340,15 @@ func (ti *triggerIndex) candidates(text string, sents [][2]int) [][2]int {
 				continue
 			}
 			for _, p := range ref.patterns {
-				k := [2]int{si, p}
-				if seen[k] {
+				bit := si*np + p
+				if seen == nil {
+					seen = make([]uint64, (len(sents)*np+63)/64)
+				}
+				if seen[bit/64]&(1<<(bit%64)) != 0 {
 					continue
 				}
-				if seen == nil {
-					seen = map[[2]int]bool{}
-				}
-				seen[k] = true
-				out = append(out, k)
+				seen[bit/64] |= 1 << (bit % 64)
+				out = append(out, [2]int{si, p})
 			}
 		}
 	}
@@ -341,6 +361,7 @@ func detectInjection(fm folded) []injectionHit {
 	type best struct {
 		score      float64
 		start, end int
+		set        bool
 	}
 	text := fm.text
 	sents := sentences(text)
@@ -348,7 +369,7 @@ func detectInjection(fm folded) []injectionHit {
 	if len(cands) == 0 {
 		return nil
 	}
-	var fams map[string]*best
+	var fams []best // by familyOf; nil until a pattern matches
 	for _, c := range cands {
 		s, p := sents[c[0]], &injectionPatterns[c[1]]
 		sent := text[s[0]:s[1]]
@@ -359,10 +380,10 @@ func detectInjection(fm folded) []injectionHit {
 			start, end := s[0]+loc[0], s[0]+loc[1]
 			score := p.weight * contextFactor(text, s, start, end)
 			if fams == nil {
-				fams = map[string]*best{}
+				fams = make([]best, familyCount)
 			}
-			if b := fams[p.family]; b == nil || score > b.score {
-				fams[p.family] = &best{score: score, start: start, end: end}
+			if b := &fams[familyOf[c[1]]]; !b.set || score > b.score {
+				*b = best{score: score, start: start, end: end, set: true}
 			}
 		}
 	}
@@ -371,8 +392,10 @@ func detectInjection(fm folded) []injectionHit {
 	}
 	var top, sum float64
 	for _, b := range fams {
-		sum += b.score
-		top = max(top, b.score)
+		if b.set {
+			sum += b.score
+			top = max(top, b.score)
+		}
 	}
 	if top+0.3*(sum-top) < injectionThreshold {
 		return nil
@@ -380,13 +403,14 @@ func detectInjection(fm folded) []injectionHit {
 	var hits []injectionHit
 	// Report in a fixed order (the table's), strongest family first.
 	for pass := range 2 {
-		seen := map[string]bool{}
-		for _, p := range injectionPatterns {
-			b := fams[p.family]
-			if seen[p.family] || b == nil {
+		seen := make([]bool, familyCount)
+		for i, p := range injectionPatterns {
+			f := familyOf[i]
+			b := &fams[f]
+			if seen[f] || !b.set {
 				continue
 			}
-			seen[p.family] = true
+			seen[f] = true
 			if (pass == 0) == (b.score == top) && b.score >= injectionThreshold/2 {
 				hits = append(hits, injectionHit{family: p.family, text: fm.original(b.start, b.end)})
 			}
