@@ -2,16 +2,12 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/agentcraftlab/agentcraft/internal/config"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -73,28 +69,9 @@ func TestKeysCreateListRevoke(t *testing.T) {
 // and no environment, and checks /health and /ready.
 func TestServeZeroConfig(t *testing.T) {
 	t.Chdir(t.TempDir())
-	cfg, err := config.Load("", []string{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Server.Addr = "127.0.0.1:0"
-	f := false
-	cfg.DetectProviders = &f
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	var logs bytes.Buffer
-	go func() { done <- serve(ctx, cfg, newLogger(&syncWriter{w: &logs}, cfg.Log), ready) }()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatalf("serve ended: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("server did not start")
-	}
+	base, _, stop := startServe(t)
 	for _, path := range []string{"/health", "/ready"} {
-		resp, err := http.Get("http://" + addr + path)
+		resp, err := http.Get(base + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,10 +80,7 @@ func TestServeZeroConfig(t *testing.T) {
 			t.Errorf("%s = %d", path, resp.StatusCode)
 		}
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("serve: %v", err)
-	}
+	stop()
 	if _, err := os.Stat(filepath.Join("data", "agentcraft.db")); err != nil {
 		t.Errorf("zero config did not create ./data/agentcraft.db: %v", err)
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"mime/multipart"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentcraftlab/agentcraft/internal/config"
 )
 
 // TestServeIngestsThroughQueue: on the real server, an ingest request is a
@@ -29,33 +26,8 @@ func TestServeIngestsThroughQueue(t *testing.T) {
 		t.Fatalf("kb create: %s", errOut)
 	}
 
-	cfg, err := config.Load("", []string{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Server.Addr = "127.0.0.1:0"
-	f := false
-	cfg.DetectProviders = &f
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	var logs bytes.Buffer
-	go func() { done <- serve(ctx, cfg, newLogger(&syncWriter{w: &logs}, cfg.Log), ready) }()
-	var base string
-	select {
-	case addr := <-ready:
-		base = "http://" + addr
-	case err := <-done:
-		t.Fatalf("serve ended: %v\n%s", err, logs.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not start")
-	}
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
+	base, logs, stop := startServe(t)
+	defer stop()
 	call := func(method, path, contentType string, body io.Reader) (int, []byte) {
 		t.Helper()
 		req, _ := http.NewRequest(method, base+path, body)

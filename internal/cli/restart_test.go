@@ -1,16 +1,12 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentcraftlab/agentcraft/internal/config"
 )
 
 // TestHumanRunSurvivesRestart: a run parked on a human node survives a
@@ -25,32 +21,8 @@ func TestHumanRunSurvivesRestart(t *testing.T) {
 	key = strings.TrimSpace(key)
 
 	start := func() (string, func()) {
-		cfg, err := config.Load("", []string{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Server.Addr = "127.0.0.1:0"
-		f := false
-		cfg.DetectProviders = &f
-		ctx, cancel := context.WithCancel(context.Background())
-		ready := make(chan string, 1)
-		done := make(chan error, 1)
-		var logs bytes.Buffer
-		go func() { done <- serve(ctx, cfg, newLogger(&syncWriter{w: &logs}, cfg.Log), ready) }()
-		select {
-		case addr := <-ready:
-			return "http://" + addr, func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("serve: %v", err)
-				}
-			}
-		case err := <-done:
-			t.Fatalf("serve ended: %v\n%s", err, logs.String())
-		case <-time.After(30 * time.Second):
-			t.Fatal("server did not start")
-		}
-		return "", nil
+		base, _, stop := startServe(t)
+		return base, stop
 	}
 	call := func(base, method, path, body string) (int, map[string]any) {
 		t.Helper()
