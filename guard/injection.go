@@ -371,6 +371,11 @@ func detectInjection(fm folded) []injectionHit {
 	}
 	var fams []best // by familyOf; nil until a pattern matches
 	for _, c := range cands {
+		if fams != nil && fams[familyOf[c[1]]].score >= 1 {
+			// The family's best cannot rise (weights and factors are at
+			// most 1, and a tie keeps the first match): skip the regex.
+			continue
+		}
 		s, p := sents[c[0]], &injectionPatterns[c[1]]
 		sent := text[s[0]:s[1]]
 		if !p.pre.mayMatch(sent, sent) {
