@@ -17,6 +17,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/rag"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
+	"github.com/agentcraftlab/agentcraft/tool/mcpclient"
 )
 
 // ErrUnknownAgent reports a model name that is not an agent of the workspace.
@@ -47,6 +48,9 @@ type agentEntry struct {
 	// mcpGen is the MCP tools' generation the agent was built with; a
 	// server connecting, failing or changing its tools rebuilds it.
 	mcpGen uint64
+	// toolsOff is toolsOff.key of the workspace's disabled tools the agent
+	// was built with; a change made by another process rebuilds it.
+	toolsOff string
 }
 
 // agentRecheck is how long a resolved agent is used before its row is read
@@ -61,7 +65,7 @@ func (p *Platform) Agent(ctx context.Context, workspaceID, name string) (*Agent,
 	p.mu.Lock()
 	e, ok := p.agents[key]
 	p.mu.Unlock()
-	mcpGen := p.mcp.Generation()
+	mcpGen := p.mcpGeneration(workspaceID)
 	if ok && e.mcpGen == mcpGen && time.Since(e.checked) < agentRecheck {
 		return e.agent, nil
 	}
@@ -73,18 +77,23 @@ func (p *Platform) Agent(ctx context.Context, workspaceID, name string) (*Agent,
 	if err != nil {
 		return nil, err
 	}
-	if ok && e.mcpGen == mcpGen && e.agent.Row.UpdatedAt.Equal(row.UpdatedAt) {
+	off, err := p.disabledTools(ctx, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	offKey := off.key()
+	if ok && e.mcpGen == mcpGen && e.toolsOff == offKey && e.agent.Row.UpdatedAt.Equal(row.UpdatedAt) {
 		p.mu.Lock()
-		p.agents[key] = &agentEntry{agent: e.agent, checked: time.Now(), mcpGen: mcpGen}
+		p.agents[key] = &agentEntry{agent: e.agent, checked: time.Now(), mcpGen: mcpGen, toolsOff: offKey}
 		p.mu.Unlock()
 		return e.agent, nil
 	}
-	a, err := p.build(ctx, row)
+	a, err := p.build(ctx, row, off)
 	if err != nil {
 		return nil, fmt.Errorf("agent %q: %w", name, err)
 	}
 	p.mu.Lock()
-	p.agents[key] = &agentEntry{agent: a, checked: time.Now(), mcpGen: mcpGen}
+	p.agents[key] = &agentEntry{agent: a, checked: time.Now(), mcpGen: mcpGen, toolsOff: offKey}
 	p.mu.Unlock()
 	return a, nil
 }
@@ -101,16 +110,19 @@ type agentSettings struct {
 	ToolProgress bool `json:"tool_progress,omitempty"`
 }
 
-func (p *Platform) build(ctx context.Context, row store.Agent) (*Agent, error) {
+// build resolves row into a runnable agent, leaving out the tools in off
+// (the workspace's disabled tools).
+func (p *Platform) build(ctx context.Context, row store.Agent, off toolsOff) (*Agent, error) {
 	provName, modelID, _ := strings.Cut(row.Model, "/")
 	pr, err := p.providerFor(ctx, row.WorkspaceID, provName)
 	if err != nil {
 		return nil, err
 	}
-	tools, warnings, err := p.resolveTools(row)
+	tools, warnings, err := p.resolveTools(row, false)
 	if err != nil {
 		return nil, err
 	}
+	tools, warnings = withoutDisabled(tools, warnings, off)
 	for _, w := range warnings {
 		p.logger.Warn("agent tools left out", "workspace_id", row.WorkspaceID, "agent", row.Name, "reason", w)
 	}
@@ -185,7 +197,12 @@ const KBSearchTool = "kb_search"
 // from the registry. MCP tools that cannot be used now — their server is
 // down, or no longer offers them — are left out rather than failing the
 // agent; warnings says which and why.
-func (p *Platform) resolveTools(row store.Agent) (tools []tool.Tool, warnings []string, err error) {
+//
+// With strict unset (building an agent to run), a reference to an MCP
+// server that is no longer configured, such as a workspace server deleted
+// through the API, is left out with a warning too; with strict (checking
+// a definition) it is an unknown tool.
+func (p *Platform) resolveTools(row store.Agent, strict bool) (tools []tool.Tool, warnings []string, err error) {
 	names := row.Tools
 	var kbTool tool.Tool
 	if i := slices.Index(names, KBSearchTool); i >= 0 {
@@ -195,13 +212,29 @@ func (p *Platform) resolveTools(row store.Agent) (tools []tool.Tool, warnings []
 		kbTool = rag.SearchTool(p.knowledge, row.WorkspaceID, row.Params.KnowledgeBases)
 		names = slices.Delete(slices.Clone(names), i, i+1)
 	}
+	// MCP references go to the manager that owns them: agentcraft.yaml's
+	// servers, or the workspace's own (POST /api/mcp/servers).
 	var mcpNames []string
-	if p.mcp != nil {
-		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool {
-			if _, builtin := p.tools.Get(n); builtin || !p.mcp.Owns(n) {
+	var mcpOwners []*mcpclient.Manager
+	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool {
+		if _, builtin := p.tools.Get(n); builtin {
+			return false
+		}
+		m := p.mcpOwner(row.WorkspaceID, n)
+		if m == nil {
+			return false
+		}
+		mcpNames = append(mcpNames, n)
+		mcpOwners = append(mcpOwners, m)
+		return true
+	})
+	names, wsTools := p.wsTools.take(row.WorkspaceID, names)
+	if !strict {
+		names = slices.DeleteFunc(names, func(n string) bool {
+			if _, ok := p.tools.Get(n); ok || !strings.HasPrefix(n, mcpclient.ServerPrefix) && !strings.Contains(n, mcpclient.NameSeparator) {
 				return false
 			}
-			mcpNames = append(mcpNames, n)
+			warnings = append(warnings, fmt.Sprintf("no MCP server is configured for %s (was it removed?), so it is left out", n))
 			return true
 		})
 	}
@@ -209,12 +242,13 @@ func (p *Platform) resolveTools(row store.Agent) (tools []tool.Tool, warnings []
 	if err != nil {
 		return nil, nil, err
 	}
+	tools = append(tools, wsTools...)
 	if kbTool != nil {
 		tools = append(tools, kbTool)
 	}
 	seen := make(map[string]bool)
-	for _, n := range mcpNames {
-		mt, err := p.mcp.Resolve(n)
+	for i, n := range mcpNames {
+		mt, err := mcpOwners[i].Resolve(n)
 		if err != nil {
 			warnings = append(warnings, err.Error())
 			continue
@@ -239,7 +273,7 @@ func (p *Platform) checkAgent(ctx context.Context, row store.Agent) error {
 	if _, err := p.providerFor(ctx, row.WorkspaceID, provName); err != nil {
 		return err
 	}
-	if _, _, err := p.resolveTools(row); err != nil {
+	if _, _, err := p.resolveTools(row, true); err != nil {
 		// Both wrapped: an unknown tool stays tool.ErrUnknownTool, and a
 		// tool listed twice, which has no sentinel, is still bad input
 		// rather than an internal error.
@@ -364,5 +398,9 @@ func (p *Platform) InlineAgent(ctx context.Context, workspaceID string, row stor
 	if err := p.checkAgent(ctx, row); err != nil {
 		return nil, err
 	}
-	return p.build(ctx, row)
+	off, err := p.disabledTools(ctx, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	return p.build(ctx, row, off)
 }

@@ -91,6 +91,13 @@ type Platform struct {
 	mu          sync.Mutex // guards wsProviders and agents
 	wsProviders map[string]*provider
 	agents      map[string]*agentEntry
+	// apiMCP holds the MCP servers added per workspace through the API.
+	apiMCP workspaceMCP
+	// wsTools holds the tools added per workspace (OpenAPI imports).
+	wsTools workspaceTools
+	// egress is Options.Builtins.HTTPClient, the egress-policy client that
+	// workspace HTTP tools send through; nil when none is configured.
+	egress *http.Client
 }
 
 // New loads the configuration into st and returns a ready Platform: it
@@ -132,6 +139,9 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		knowledge:   o.Knowledge,
 		mcp:         o.MCP,
 		audit:       o.Audit,
+	}
+	if o.Builtins != nil {
+		p.egress = o.Builtins.HTTPClient
 	}
 	for _, cp := range o.Providers {
 		if err := p.addGlobalProvider(cp, OriginConfig, nil); err != nil {
@@ -186,6 +196,10 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		p.ownAudit = audit.NewAsyncRecorder(st.AuditLog(), &audit.Options{Logger: o.Logger})
 		p.audit = p.ownAudit
 	}
+	if err := p.loadMCPServers(ctx); err != nil {
+		p.Stop()
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -223,8 +237,10 @@ func (p *Platform) Tools() *tool.Registry { return p.tools }
 // configured. Its methods accept nil.
 func (p *Platform) MCP() *mcpclient.Manager { return p.mcp }
 
-// Stop flushes pending usage records and audit events. Idempotent.
+// Stop disconnects the workspaces' MCP servers and flushes pending usage
+// records and audit events. Idempotent.
 func (p *Platform) Stop() {
+	p.stopMCP()
 	p.usage.stop()
 	if p.ownAudit != nil {
 		p.ownAudit.Stop()

@@ -24,6 +24,11 @@ func (s *Server) registerManagement(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/credentials", s.listCredentials)
 	mux.HandleFunc("GET /api/providers", s.listProviders)
 	mux.HandleFunc("GET /api/tools", s.listTools)
+	mux.HandleFunc("POST /api/tools/openapi", s.importOpenAPI)
+	mux.HandleFunc("POST /api/tools/settings", s.setToolSettings)
+	mux.HandleFunc("GET /api/mcp/servers", s.listMCPServers)
+	mux.HandleFunc("POST /api/mcp/servers", s.addMCPServer)
+	mux.HandleFunc("DELETE /api/mcp/servers/{name}", s.deleteMCPServer)
 	mux.HandleFunc("GET /api/usage", s.usage)
 }
 
@@ -61,7 +66,8 @@ func storeError(w http.ResponseWriter, err error) {
 		apierr.Write(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "conflict", Message: err.Error()})
 	case errors.Is(err, platform.ErrConfigAgent):
 		apierr.Write(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "defined_in_config", Message: err.Error()})
-	case errors.Is(err, store.ErrInvalid), errors.Is(err, platform.ErrUnknownProvider), errors.Is(err, tool.ErrUnknownTool), errors.Is(err, platform.ErrInvalidAgent):
+	case errors.Is(err, store.ErrInvalid), errors.Is(err, platform.ErrUnknownProvider), errors.Is(err, tool.ErrUnknownTool), errors.Is(err, platform.ErrInvalidAgent),
+		errors.Is(err, platform.ErrInvalidMCPServer):
 		apierr.Write(w, apierr.BadRequest("", err.Error()))
 	default:
 		apierr.Write(w, &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer, Code: "internal", Message: "internal error"})
@@ -208,31 +214,6 @@ func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
 		ps = []platform.ProviderInfo{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": ps})
-}
-
-func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
-	type item struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Capability  tool.Capability `json:"capability"`
-		Source      string          `json:"source"`
-		Schema      json.RawMessage `json:"input_schema"`
-	}
-	var out []item
-	for _, t := range s.p.Tools().List() {
-		out = append(out, item{Name: t.Name(), Description: t.Description(), Capability: t.Capability(), Source: "builtin", Schema: t.Schema()})
-	}
-	// Tools of the MCP servers that are connected now; mcp_servers says
-	// which servers are down and why.
-	for _, info := range s.p.MCP().List() {
-		t := info.Tool
-		out = append(out, item{Name: t.Name(), Description: t.Description(), Capability: t.Capability(), Source: "mcp:" + info.Server, Schema: t.Schema()})
-	}
-	body := map[string]any{"data": out}
-	if st := s.p.MCP().Status(); st != nil {
-		body["mcp_servers"] = st
-	}
-	writeJSON(w, http.StatusOK, body)
 }
 
 func (s *Server) usage(w http.ResponseWriter, r *http.Request) {

@@ -4,7 +4,8 @@
 // A Store bundles the aggregates (workspaces, API keys, agents, providers,
 // credentials, usage, workflows with their versions, and workflow runs with
 // their checkpoints and events, the audit log, knowledge bases with their
-// ingest jobs, uploads, and the OAuth clients of /mcp). Two drivers implement it: store/sqlite for
+// ingest jobs, uploads, the OAuth clients of /mcp, per-workspace tool
+// settings, and the MCP servers added through the API). Two drivers implement it: store/sqlite for
 // a single machine and store/postgres for several; store/storetest is the
 // conformance suite both must pass. Open a driver, run its migrations, then
 // use it:
@@ -64,6 +65,8 @@ type Store interface {
 	IngestJobs() IngestJobs
 	Uploads() Uploads
 	OAuthClients() OAuthClients
+	ToolSettings() ToolSettings
+	MCPServers() MCPServers
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentcraftlab/agentcraft/internal/egress"
+	"github.com/agentcraftlab/agentcraft/internal/httpcall"
 )
 
 // Defaults of HTTPOptions.
@@ -115,53 +115,36 @@ func (h *HTTPRequest) Call(ctx context.Context, args json.RawMessage) (Result, e
 	if method == "" {
 		method = http.MethodGet
 	}
-	var body io.Reader
+	req := &httpcall.Request{Method: method, URL: u.String(), Header: in.Headers}
 	if in.Body != nil {
 		if len(*in.Body) > MaxHTTPRequestBody {
 			return ErrorResult(`"body" is %d bytes, more than the limit of %d`, len(*in.Body), MaxHTTPRequestBody), nil
 		}
-		body = strings.NewReader(*in.Body)
+		req.Body = []byte(*in.Body)
 	}
-	rctx, cancel := context.WithTimeout(ctx, h.opts.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, method, u.String(), body)
+	return sendHTTP(ctx, h.client, h.opts, req)
+}
+
+// sendHTTP sends req through client with the limits of opts and words the
+// answer for the model: status, content type, location and the body (text,
+// cut at the cap; binary bodies summarised). Refused, failed and timed-out
+// requests and answers with status 400 or more are error Results; the
+// caller's cancellation is a Go error. The http_request tool and the tools
+// imported from OpenAPI documents share it.
+func sendHTTP(ctx context.Context, client *http.Client, opts HTTPOptions, req *httpcall.Request) (Result, error) {
+	req.Timeout, req.MaxResponseBytes = opts.Timeout, opts.MaxResponseBytes
+	resp, err := httpcall.Do(ctx, client, req)
 	if err != nil {
-		return ErrorResult("cannot build the request: %v", err), nil
-	}
-	if in.Body != nil && json.Valid([]byte(*in.Body)) {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range in.Headers {
-		if !validHeader(k, v) {
-			return ErrorResult(`header %q is not a valid HTTP header name and value: use letters, digits and '-' in names, no line breaks in values`, k), nil
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := h.client.Do(req)
-	if err != nil {
-		if cerr := ctx.Err(); cerr != nil {
-			return Result{}, cerr
-		}
-		return h.failure(method, u, err), nil
-	}
-	defer resp.Body.Close()
-	maxBody := h.opts.MaxResponseBytes
-	data, readErr := io.ReadAll(io.LimitReader(resp.Body, int64(maxBody)+1))
-	truncated := len(data) > maxBody
-	if truncated {
-		data = data[:maxBody]
-	}
-	if readErr != nil {
+		var herr *httpcall.HeaderError
 		switch {
-		case errors.Is(readErr, egress.ErrTooLarge):
-			truncated = true // the policy's own cap is below ours
+		case errors.As(err, &herr):
+			return ErrorResult("%v", herr), nil
 		case ctx.Err() != nil:
 			return Result{}, ctx.Err()
-		default:
-			return h.failure(method, u, fmt.Errorf("reading the response body: %w", readErr)), nil
 		}
+		return httpFailure(req, opts.Timeout, err), nil
 	}
-
+	data := resp.Body
 	var b strings.Builder
 	fmt.Fprintf(&b, "HTTP %s\n", resp.Status)
 	ctype := resp.Header.Get("Content-Type")
@@ -181,40 +164,28 @@ func (h *HTTPRequest) Call(ctx context.Context, args json.RawMessage) (Result, e
 		}
 		fmt.Fprintf(&b, "(binary body, %s, %d bytes read: not shown)", ctype, len(data))
 	default:
-		if truncated {
+		if resp.Truncated {
 			data = trimCutRunes(data, false)
 		}
 		b.Write(bytes.ToValidUTF8(data, []byte(string(utf8.RuneError))))
-		if truncated {
+		if resp.Truncated {
 			fmt.Fprintf(&b, "\n[body truncated at %d bytes]", len(data))
 		}
 	}
 	return Result{Content: b.String(), IsError: resp.StatusCode >= 400}, nil
 }
 
-// failure words a transport error for the model.
-func (h *HTTPRequest) failure(method string, u *url.URL, err error) Result {
-	target := method + " " + u.Redacted()
+// httpFailure words a transport error for the model.
+func httpFailure(req *httpcall.Request, timeout time.Duration, err error) Result {
+	target := req.Method + " " + req.URL
+	if u, perr := url.Parse(req.URL); perr == nil {
+		target = req.Method + " " + u.Redacted()
+	}
 	switch {
 	case errors.Is(err, egress.ErrBlocked):
 		return ErrorResult("%s was refused by the server's outbound policy: loopback, private-network and metadata addresses cannot be reached unless an administrator allow-lists them (%v)", target, err)
 	case errors.Is(err, context.DeadlineExceeded):
-		return ErrorResult("%s did not finish within %v: try again later or ask for less data", target, h.opts.Timeout)
+		return ErrorResult("%s did not finish within %v: try again later or ask for less data", target, timeout)
 	}
 	return ErrorResult("%s failed: %v", target, err)
-}
-
-// validHeader reports whether k: v can be sent as a header without
-// smuggling another header or request into it.
-func validHeader(k, v string) bool {
-	if k == "" {
-		return false
-	}
-	for _, c := range []byte(k) {
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-		if !ok {
-			return false
-		}
-	}
-	return !strings.ContainsAny(v, "\r\n\x00")
 }

@@ -3,6 +3,9 @@
 // built-in tools: calculator, current_time, json_query (jq), run_javascript
 // (goja sandbox), ocr_image (tesseract), file_read and file_list (inside a
 // sandbox directory) and http_request (through the egress-policy client).
+// OpenAPITools turns the operations of an OpenAPI 3 document into tools
+// that call through the same HTTP core (internal/httpcall) as http_request
+// and the http-request workflow node.
 //
 // A Tool describes itself (name, description, JSON Schema of its arguments,
 // capability) and answers Call. A tool that fails in a way the model can act

@@ -28,6 +28,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
+	"github.com/agentcraftlab/agentcraft/tool"
 )
 
 // Options configure the test server.
@@ -53,6 +54,10 @@ type Options struct {
 	Knowledge bool
 	// MaxUploadBytes caps one upload; default the server's.
 	MaxUploadBytes int64
+	// Builtins configures the built-in tools, such as the egress-policy
+	// HTTP client of http_request and imported OpenAPI tools; nil: the
+	// defaults (no HTTP client).
+	Builtins *tool.BuiltinOptions
 }
 
 // Env is a running server.
@@ -114,7 +119,7 @@ func New(t testing.TB, opts *Options) *Env {
 	}
 	popts := &platform.Options{
 		Providers: o.Providers, Agents: o.Agents, DetectProviders: o.DetectProviders,
-		Getenv: getenv, OllamaURL: ollama, Logger: logger,
+		Getenv: getenv, OllamaURL: ollama, Logger: logger, Builtins: o.Builtins,
 	}
 	sopts := &server.Options{Auth: o.Auth, MaxBodyBytes: o.MaxBodyBytes, MaxUploadBytes: o.MaxUploadBytes, Version: "test", Logger: logger}
 	var jobs sync.WaitGroup

@@ -46,6 +46,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Uploads", func(t *testing.T) { testUploads(t, open) })
 	t.Run("AuditLog", func(t *testing.T) { testAuditLog(t, open) })
 	t.Run("OAuthClients", func(t *testing.T) { testOAuthClients(t, open) })
+	t.Run("ToolSettings", func(t *testing.T) { testToolSettings(t, open) })
+	t.Run("MCPServers", func(t *testing.T) { testMCPServers(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {

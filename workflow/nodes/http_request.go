@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/internal/httpcall"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/transform"
 )
@@ -86,26 +86,23 @@ func execHTTP(ctx context.Context, x *workflow.Exec) (workflow.Result, error) {
 		}
 	}
 	retries := intOr(cfg["retries"], 0)
-	var (
-		status int
-		hdr    http.Header
-		data   []byte
-	)
-	for attempt := 0; ; attempt++ {
-		status, hdr, data, err = doHTTP(ctx, x, method, url, headers, body, timeout)
-		retryable := err != nil || status >= 500
-		if !retryable || attempt >= retries || ctx.Err() != nil {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return workflow.Result{}, ctx.Err()
-		case <-time.After(time.Duration(200<<attempt) * time.Millisecond):
+	headers["Idempotency-Key"] = x.RunID + "/" + x.Key
+	for k := range headers { // a configured Idempotency-Key wins
+		if k != "Idempotency-Key" && strings.EqualFold(k, "Idempotency-Key") {
+			delete(headers, "Idempotency-Key")
 		}
 	}
+	req := &httpcall.Request{Method: method, URL: url, Header: headers, Body: body, Timeout: timeout, MaxResponseBytes: maxHTTPBody}
+	resp, err := httpcall.Retry(ctx, retries, func() (*httpcall.Response, error) {
+		return httpcall.Do(ctx, x.Services.HTTP, req)
+	})
 	if err != nil {
 		return workflow.Result{}, err
 	}
+	if resp.Truncated {
+		return workflow.Result{}, fmt.Errorf("response larger than %d bytes", maxHTTPBody)
+	}
+	status, hdr, data := resp.StatusCode, resp.Header, resp.Body
 	var parsed any = string(data)
 	if json.Valid(data) && len(bytes.TrimSpace(data)) > 0 {
 		_ = json.Unmarshal(data, &parsed)
@@ -130,39 +127,6 @@ func execHTTP(ctx context.Context, x *workflow.Exec) (workflow.Result, error) {
 		h[strings.ToLower(k)] = hdr.Get(k)
 	}
 	return workflow.Result{Output: map[string]any{"status": float64(status), "headers": h, "body": parsed}}, nil
-}
-
-func doHTTP(ctx context.Context, x *workflow.Exec, method, url string, headers map[string]string, body []byte, timeout time.Duration) (int, http.Header, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
-		return 0, nil, nil, fmt.Errorf("request: %w", err)
-	}
-	if body != nil && json.Valid(body) {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Idempotency-Key", x.RunID+"/"+x.Key)
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := x.Services.HTTP.Do(req)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPBody+1))
-	if err != nil {
-		return 0, nil, nil, fmt.Errorf("read response: %w", err)
-	}
-	if len(data) > maxHTTPBody {
-		return 0, nil, nil, fmt.Errorf("response larger than %d bytes", maxHTTPBody)
-	}
-	return resp.StatusCode, resp.Header, data, nil
 }
 
 func snippet(s string) string {
