@@ -250,8 +250,12 @@ type injectionHit struct {
 // text, instead of one strings.Contains per trigger per sentence, which cost
 // several hundred microseconds on a 1 KB message.
 type triggerIndex struct {
-	ascii [128][]triggerRef     // by first byte
-	other map[rune][]triggerRef // by first rune
+	ascii [128][]triggerRef // by first byte
+	// second[b] has bit c set when a trigger starting with byte b has c as
+	// its second byte (every bit for one-byte triggers), so a word start
+	// such as "pl" skips the "p" triggers unless one continues with "l".
+	second [128][2]uint64
+	other  map[rune][]triggerRef // by first rune
 	// otherBits has bit r%otherBitsLen set for each key r of other, so most
 	// non-ASCII runes (CJK prose) skip the map lookup.
 	otherBits [otherBitsLen / 64]uint64
@@ -301,6 +305,11 @@ func buildTriggerIndex() *triggerIndex {
 		r, _ := utf8.DecodeRuneInString(lit)
 		if r < utf8.RuneSelf {
 			ti.ascii[r] = append(ti.ascii[r], ref)
+			if len(lit) < 2 || lit[1] >= utf8.RuneSelf {
+				ti.second[r] = [2]uint64{^uint64(0), ^uint64(0)}
+			} else {
+				ti.second[r][lit[1]/64] |= 1 << (lit[1] % 64)
+			}
 		} else {
 			ti.other[r] = append(ti.other[r], ref)
 			ti.otherBits[r%otherBitsLen/64] |= 1 << (r % 64)
@@ -325,6 +334,11 @@ func (ti *triggerIndex) candidates(text string, sents [][2]int) [][2]int {
 				continue
 			}
 			refs = ti.ascii[r]
+			if len(refs) > 0 && i+1 < len(text) {
+				if c := text[i+1]; c < utf8.RuneSelf && ti.second[r][c/64]&(1<<(c%64)) == 0 {
+					continue
+				}
+			}
 		} else if ti.otherBits[r%otherBitsLen/64]&(1<<(r%64)) != 0 {
 			refs = ti.other[r]
 		}
