@@ -200,6 +200,10 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		p.Stop()
 		return nil, err
 	}
+	if err := p.loadOpenAPIImports(ctx); err != nil {
+		p.Stop()
+		return nil, err
+	}
 	return p, nil
 }
 

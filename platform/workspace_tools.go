@@ -13,11 +13,12 @@ import (
 
 // workspaceTools holds tools that belong to one workspace, in groups (one
 // group per imported OpenAPI document), so that agents of that workspace
-// can name them and agents of other workspaces cannot. They live in memory:
-// whoever adds them re-adds them after a restart.
+// can name them and agents of other workspaces cannot. The imports behind
+// them are stored (store.OpenAPIImports) and New rebuilds them.
 type workspaceTools struct {
-	mu   sync.RWMutex
-	byWS map[string]map[string][]tool.Tool // workspace → group → tools; guarded by mu
+	change sync.Mutex // serializes imports, deletions and the load at start
+	mu     sync.RWMutex
+	byWS   map[string]map[string][]tool.Tool // workspace → group → tools; guarded by mu
 }
 
 // take splits names into those it does not hold for ws and the tools it
@@ -99,6 +100,26 @@ func (p *Platform) SetWorkspaceTools(ws, group string, tools []tool.Tool) error 
 	w.mu.Unlock()
 	p.evictWorkspace(ws) // cached agents of ws hold the tools of before
 	return nil
+}
+
+// group returns a copy of the tools of group in ws and whether it exists.
+func (w *workspaceTools) group(ws, group string) ([]tool.Tool, bool) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	ts, ok := w.byWS[ws][group]
+	return slices.Clone(ts), ok
+}
+
+// removeWorkspaceTools drops the tools group of workspace ws, if any.
+func (p *Platform) removeWorkspaceTools(ws, group string) {
+	w := &p.wsTools
+	w.mu.Lock()
+	_, ok := w.byWS[ws][group]
+	delete(w.byWS[ws], group)
+	w.mu.Unlock()
+	if ok {
+		p.evictWorkspace(ws) // cached agents of ws hold the removed tools
+	}
 }
 
 // WorkspaceTool is a tool added to a workspace and the group it came in.

@@ -25,6 +25,7 @@ func (s *Server) registerManagement(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/providers", s.listProviders)
 	mux.HandleFunc("GET /api/tools", s.listTools)
 	mux.HandleFunc("POST /api/tools/openapi", s.importOpenAPI)
+	mux.HandleFunc("DELETE /api/tools/openapi/{name}", s.deleteOpenAPIImport)
 	mux.HandleFunc("POST /api/tools/settings", s.setToolSettings)
 	mux.HandleFunc("GET /api/mcp/servers", s.listMCPServers)
 	mux.HandleFunc("POST /api/mcp/servers", s.addMCPServer)

@@ -2,9 +2,11 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 
+	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/tool"
 )
@@ -30,8 +32,9 @@ type openAPIImport struct {
 // {...}, "body": ...}; calls go through the egress-policy client. Importing
 // the same name again replaces that document's tools.
 //
-// The imported tools are held in memory by the platform: they do not
-// survive a restart, so the document must be imported again after one.
+// The import is stored (the document as sent, the bearer token sealed), so
+// its tools come back after a restart; DELETE /api/tools/openapi/{name}
+// removes it.
 func (s *Server) importOpenAPI(w http.ResponseWriter, r *http.Request) {
 	var in openAPIImport
 	if !s.decodeBody(w, r, &in) {
@@ -54,27 +57,23 @@ func (s *Server) importOpenAPI(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.BadRequest("document", "document is required: send the OpenAPI 3 document as a JSON object or as a string of JSON or YAML"))
 		return
 	}
-	client := s.p.EgressClient()
-	if client == nil {
+	spec := platform.OpenAPIImportSpec{Name: in.Name, Document: doc, BaseURL: in.BaseURL}
+	if in.Auth != nil {
+		spec.Bearer = in.Auth.Bearer
+	}
+	tools, err := s.p.ImportOpenAPI(r.Context(), workspace(r), spec)
+	switch {
+	case errors.Is(err, platform.ErrNoHTTPClient):
 		apierr.Write(w, &apierr.Error{Status: http.StatusServiceUnavailable, Type: apierr.TypeServer, Code: "no_http_client",
 			Message: "this server has no outbound HTTP client for tools (platform Options.Builtins.HTTPClient): OpenAPI tools cannot be imported"})
 		return
-	}
-	parsed, err := tool.ParseOpenAPI(r.Context(), doc)
-	if err != nil {
+	case errors.Is(err, platform.ErrInvalidOpenAPI):
 		apierr.Write(w, apierr.BadRequest("document", err.Error()))
 		return
-	}
-	opts := &tool.OpenAPIOptions{Prefix: in.Name, BaseURL: in.BaseURL}
-	if in.Auth != nil {
-		opts.Bearer = in.Auth.Bearer
-	}
-	tools, err := tool.OpenAPITools(parsed, client, opts)
-	if err != nil {
-		apierr.Write(w, apierr.BadRequest("document", err.Error()))
+	case err != nil:
+		storeError(w, err)
 		return
 	}
-	list := make([]tool.Tool, len(tools))
 	type item struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description"`
@@ -83,12 +82,17 @@ func (s *Server) importOpenAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]item, len(tools))
 	for i, t := range tools {
-		list[i] = t
 		out[i] = item{Name: t.Name(), Description: t.Description(), Capability: t.Capability(), Schema: t.Schema()}
 	}
-	if err := s.p.SetWorkspaceTools(workspace(r), in.Name, list); err != nil {
-		apierr.Write(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "conflict", Message: err.Error()})
+	writeJSON(w, http.StatusCreated, map[string]any{"name": in.Name, "tools": out, "persisted": true})
+}
+
+// deleteOpenAPIImport removes an OpenAPI import of the caller's workspace
+// and its tools: 204, or 404 for an unknown name.
+func (s *Server) deleteOpenAPIImport(w http.ResponseWriter, r *http.Request) {
+	if err := s.p.DeleteOpenAPIImport(r.Context(), workspace(r), r.PathValue("name")); err != nil {
+		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"name": in.Name, "tools": out, "persisted": false})
+	w.WriteHeader(http.StatusNoContent)
 }

@@ -82,8 +82,9 @@ func TestImportOpenAPI(t *testing.T) {
 
 	// JSON as an object, with a base URL and a bearer token.
 	var imported struct {
-		Name  string
-		Tools []struct {
+		Name      string
+		Persisted bool
+		Tools     []struct {
 			Name       string
 			Capability string
 			Schema     json.RawMessage `json:"input_schema"`
@@ -97,6 +98,9 @@ func TestImportOpenAPI(t *testing.T) {
 	}
 	if strings.Join(got, ", ") != "petstore__post__pets high, petstore__showPetById medium" {
 		t.Errorf("imported tools = %v", got)
+	}
+	if !imported.Persisted {
+		t.Error("POST /api/tools/openapi: persisted = false, want true (the import is stored)")
 	}
 	// YAML as a string.
 	yamlDoc, _ := json.Marshal(petstoreYAMLDoc)
@@ -164,4 +168,28 @@ func TestImportOpenAPIBadDocuments(t *testing.T) {
 	valid := `{"name":"x","base_url":"http://127.0.0.1:1","document":{"openapi":"3.0.3","info":{"title":"x","version":"1"},"paths":{"/a":{"get":{"operationId":"a","responses":{"200":{"description":"ok"}}}}}}}`
 	c.json("POST", "/api/tools/openapi", valid, http.StatusCreated, nil)
 	c.json("POST", "/api/tools/openapi", valid, http.StatusCreated, nil)
+
+	// DELETE removes the import and its tools; a second DELETE is 404.
+	hasTool := func(name string) bool {
+		var list struct{ Data []struct{ Name string } }
+		c.json("GET", "/api/tools", "", http.StatusOK, &list)
+		for _, tl := range list.Data {
+			if tl.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	if !hasTool("x__a") {
+		t.Fatal("GET /api/tools lacks x__a after the import")
+	}
+	resp, body := c.do("DELETE", "/api/tools/openapi/x", "")
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE /api/tools/openapi/x = %d %s, want 204", resp.StatusCode, body)
+	}
+	if hasTool("x__a") {
+		t.Error("GET /api/tools still lists x__a after DELETE")
+	}
+	resp, body = c.do("DELETE", "/api/tools/openapi/x", "")
+	wantError(t, resp, body, http.StatusNotFound, "not_found")
 }

@@ -5,7 +5,8 @@
 // credentials, usage, workflows with their versions, and workflow runs with
 // their checkpoints and events, the audit log, knowledge bases with their
 // ingest jobs, uploads, the OAuth clients of /mcp, per-workspace tool
-// settings, and the MCP servers added through the API). Two drivers implement it: store/sqlite for
+// settings, the MCP servers added through the API, and the imported OpenAPI
+// documents). Two drivers implement it: store/sqlite for
 // a single machine and store/postgres for several; store/storetest is the
 // conformance suite both must pass. Open a driver, run its migrations, then
 // use it:
@@ -67,6 +68,7 @@ type Store interface {
 	OAuthClients() OAuthClients
 	ToolSettings() ToolSettings
 	MCPServers() MCPServers
+	OpenAPIImports() OpenAPIImports
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

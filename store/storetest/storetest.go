@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("OAuthClients", func(t *testing.T) { testOAuthClients(t, open) })
 	t.Run("ToolSettings", func(t *testing.T) { testToolSettings(t, open) })
 	t.Run("MCPServers", func(t *testing.T) { testMCPServers(t, open) })
+	t.Run("OpenAPIImports", func(t *testing.T) { testOpenAPIImports(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {

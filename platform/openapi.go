@@ -1,0 +1,161 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/tool"
+)
+
+// ErrInvalidOpenAPI reports an OpenAPI document that does not load or
+// gives no usable tools.
+var ErrInvalidOpenAPI = errors.New("invalid openapi document")
+
+// ErrNoHTTPClient reports that the platform has no outbound HTTP client
+// (Options.Builtins.HTTPClient) for tools that call HTTP APIs.
+var ErrNoHTTPClient = errors.New("no outbound http client for tools: set platform Options.Builtins.HTTPClient")
+
+// OpenAPIImportSpec is an OpenAPI 3 document to import into a workspace.
+type OpenAPIImportSpec struct {
+	// Name prefixes the tools: <Name>__<operationId>.
+	Name string
+	// Document is the OpenAPI 3 document, JSON or YAML; it is stored as is.
+	Document []byte
+	// BaseURL overrides the document's servers[0].url.
+	BaseURL string
+	// Bearer is sent as Authorization: Bearer on every call; kept sealed.
+	Bearer string
+}
+
+// openAPISecrets is the sealed part of an import.
+type openAPISecrets struct {
+	Bearer string `json:"bearer,omitempty"`
+}
+
+// ImportOpenAPI turns the operations of an OpenAPI 3 document into tools of
+// the workspace and stores the import, so that New rebuilds them after a
+// restart. Importing a name again replaces that import and its tools. A
+// document that does not load gives ErrInvalidOpenAPI; a tool name taken
+// by another tool store.ErrConflict.
+func (p *Platform) ImportOpenAPI(ctx context.Context, workspaceID string, spec OpenAPIImportSpec) ([]*tool.OpenAPITool, error) {
+	tools, err := p.buildOpenAPITools(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	row := store.OpenAPIImport{WorkspaceID: workspaceID, Name: spec.Name, Document: string(spec.Document), BaseURL: spec.BaseURL}
+	if spec.Bearer != "" {
+		pt, err := json.Marshal(openAPISecrets{Bearer: spec.Bearer})
+		if err != nil {
+			return nil, fmt.Errorf("platform: import openapi %q: %w", spec.Name, err)
+		}
+		ct, err := p.creds.box.Seal(pt, openAPIAssociatedData(workspaceID, spec.Name))
+		if err != nil {
+			return nil, fmt.Errorf("platform: import openapi %q: seal credentials: %w", spec.Name, err)
+		}
+		row.Ciphertext, row.KeyID = ct, p.creds.box.KeyID()
+	}
+
+	w := &p.wsTools
+	w.change.Lock()
+	defer w.change.Unlock()
+	prev, had := w.group(workspaceID, spec.Name)
+	if err := p.SetWorkspaceTools(workspaceID, spec.Name, asTools(tools)); err != nil {
+		return nil, fmt.Errorf("%w: %v", store.ErrConflict, err)
+	}
+	if _, err := p.store.OpenAPIImports().Put(ctx, row); err != nil {
+		// Put the tools of before back, so memory and store agree.
+		if had {
+			_ = p.SetWorkspaceTools(workspaceID, spec.Name, prev)
+		} else {
+			p.removeWorkspaceTools(workspaceID, spec.Name)
+		}
+		return nil, err
+	}
+	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "openapi_import.put", Target: "openapi:" + spec.Name})
+	return tools, nil
+}
+
+// DeleteOpenAPIImport removes the workspace's import named name and its
+// tools, or gives store.ErrNotFound.
+func (p *Platform) DeleteOpenAPIImport(ctx context.Context, workspaceID, name string) error {
+	w := &p.wsTools
+	w.change.Lock()
+	defer w.change.Unlock()
+	if err := p.store.OpenAPIImports().Delete(ctx, workspaceID, name); err != nil {
+		return err
+	}
+	p.removeWorkspaceTools(workspaceID, name)
+	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "openapi_import.delete", Target: "openapi:" + name})
+	return nil
+}
+
+// buildOpenAPITools parses spec's document and makes its tools.
+func (p *Platform) buildOpenAPITools(ctx context.Context, spec OpenAPIImportSpec) ([]*tool.OpenAPITool, error) {
+	if p.egress == nil {
+		return nil, ErrNoHTTPClient
+	}
+	doc, err := tool.ParseOpenAPI(ctx, spec.Document)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOpenAPI, err)
+	}
+	tools, err := tool.OpenAPITools(doc, p.egress, &tool.OpenAPIOptions{Prefix: spec.Name, BaseURL: spec.BaseURL, Bearer: spec.Bearer})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOpenAPI, err)
+	}
+	return tools, nil
+}
+
+func asTools(ts []*tool.OpenAPITool) []tool.Tool {
+	out := make([]tool.Tool, len(ts))
+	for i, t := range ts {
+		out[i] = t
+	}
+	return out
+}
+
+func openAPIAssociatedData(workspaceID, name string) []byte {
+	return []byte("openapi-import\x00" + workspaceID + "\x00" + name)
+}
+
+// loadOpenAPIImports rebuilds the tools of every stored import. New calls
+// it. An import that cannot be rebuilt (its document no longer parses with
+// this version, its token no longer opens, a name now taken) is logged and
+// skipped: one stale document must not keep the server from starting.
+func (p *Platform) loadOpenAPIImports(ctx context.Context) error {
+	rows, err := p.store.OpenAPIImports().ListAll(ctx)
+	if err != nil {
+		return fmt.Errorf("platform: load openapi imports: %w", err)
+	}
+	w := &p.wsTools
+	w.change.Lock()
+	defer w.change.Unlock()
+	for _, r := range rows {
+		spec := OpenAPIImportSpec{Name: r.Name, Document: []byte(r.Document), BaseURL: r.BaseURL}
+		if len(r.Ciphertext) > 0 {
+			var sec openAPISecrets
+			pt, err := p.creds.box.Open(r.Ciphertext, openAPIAssociatedData(r.WorkspaceID, r.Name))
+			if err == nil {
+				err = json.Unmarshal(pt, &sec)
+			}
+			if err != nil {
+				p.logger.Error("openapi_import_skipped", "workspace_id", r.WorkspaceID, "name", r.Name, "error", err,
+					"fix", "the master key cannot open its token: import the document again")
+				continue
+			}
+			spec.Bearer = sec.Bearer
+		}
+		tools, err := p.buildOpenAPITools(ctx, spec)
+		if err == nil {
+			err = p.SetWorkspaceTools(r.WorkspaceID, r.Name, asTools(tools))
+		}
+		if err != nil {
+			p.logger.Error("openapi_import_skipped", "workspace_id", r.WorkspaceID, "name", r.Name, "error", err,
+				"fix", "import a corrected document again, or DELETE /api/tools/openapi/"+r.Name)
+			continue
+		}
+	}
+	return nil
+}
