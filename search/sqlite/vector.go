@@ -9,15 +9,6 @@ import (
 	"github.com/agentcraftlab/agentcraft/search/internal/vec"
 )
 
-// A filtered vector query first takes the max(k×vecFilterFetch,
-// vecFilterMin) best documents of each index, then vecFilterFetch times as
-// many while fewer than k of them pass. Candidates are read lazily (see
-// rank.Best), so a generous first take costs heap entries, not rows.
-const (
-	vecFilterFetch = 16
-	vecFilterMin   = 1024
-)
-
 func (e *Engine) vector(ctx context.Context, q search.Query, qv []float32, k int) ([]search.Hit, error) {
 	var hits []search.Hit
 	err := e.read(ctx, func(tx *sql.Tx) error {
@@ -31,28 +22,16 @@ func (e *Engine) vector(ctx context.Context, q search.Query, qv []float32, k int
 				return err
 			}
 		}
-		// The k best of each index (and their ties) hold the k best
-		// overall. A filter is applied to the rows read, so take more and
-		// widen until k pass or no document is left out.
-		n := k
-		if len(q.Filter) > 0 {
-			n = max(k*vecFilterFetch, vecFilterMin)
-		}
-		for {
+		return vec.Widen(sets, qv, k, len(q.Filter) > 0, func(top [][]vec.Scored) (bool, error) {
 			var cands []candidate
-			more := false
-			for i, c := range sets {
-				top := c.TopK(qv, n)
-				for _, t := range top {
-					cands = append(cands, candidate{Score: float64(t.Score), Doc: c.Docs[t.Row], Index: ixs[i]})
+			for i, rows := range top {
+				for _, t := range rows {
+					cands = append(cands, candidate{Score: float64(t.Score), Doc: sets[i].Docs[t.Row], Index: ixs[i]})
 				}
-				more = more || (len(top) >= n && len(top) < len(c.Docs))
 			}
-			if hits, err = materialize(ctx, tx, cands, k, q.Filter); err != nil || len(hits) >= k || !more {
-				return err
-			}
-			n *= vecFilterFetch
-		}
+			hits, err = materialize(ctx, tx, cands, k, q.Filter)
+			return len(hits) >= k, err
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite search: vector: %w", err)

@@ -180,3 +180,35 @@ func sortScored(s []Scored) {
 		return cmp.Compare(a.Row, b.Row)
 	})
 }
+
+// A filtered vector query first takes the max(k×FilterFetch, FilterMin)
+// best rows of each set, then FilterFetch times as many while fewer than k
+// of them pass. Engines read candidates lazily, so a generous first take
+// costs heap entries, not rows.
+const (
+	FilterFetch = 16
+	FilterMin   = 1024
+)
+
+// Widen feeds try the best rows of every set for q: the k best (and their
+// ties), which hold the k best overall, or, when filtered, a larger take
+// that grows until try reports enough (k rows passed the filter) or no set
+// has rows left out. top[i] are the rows of sets[i].
+func Widen(sets []*Set, q []float32, k int, filtered bool, try func(top [][]Scored) (enough bool, err error)) error {
+	n := k
+	if filtered {
+		n = max(k*FilterFetch, FilterMin)
+	}
+	top := make([][]Scored, len(sets))
+	for {
+		more := false
+		for i, s := range sets {
+			top[i] = s.TopK(q, n)
+			more = more || (len(top[i]) >= n && len(top[i]) < len(s.Docs))
+		}
+		if enough, err := try(top); err != nil || enough || !more {
+			return err
+		}
+		n *= FilterFetch
+	}
+}
