@@ -45,10 +45,13 @@ func (t *mcpTarget) flags(cmd *cobra.Command) {
 	f.DurationVar(&t.timeout, "timeout", 30*time.Second, "how long to wait for the server to connect and answer")
 }
 
+// mcpCLIServer names the one server a CLI command connects to.
+const mcpCLIServer = "cli"
+
 // server turns the flags and the URL argument (empty with --stdio) into a
 // server configuration.
 func (t *mcpTarget) server(url string) (mcpclient.ServerConfig, error) {
-	cfg := mcpclient.ServerConfig{Name: "cli", URL: url, Bearer: t.bearer}
+	cfg := mcpclient.ServerConfig{Name: mcpCLIServer, URL: url, Bearer: t.bearer}
 	if t.stdio != "" {
 		words, err := splitCommand(t.stdio)
 		if err != nil {
@@ -72,9 +75,13 @@ func (t *mcpTarget) server(url string) (mcpclient.ServerConfig, error) {
 	return cfg, nil
 }
 
-// connect starts a Manager for cfg alone and fails, with the server's
-// error, when it cannot connect.
-func (t *mcpTarget) connect(ctx context.Context, cfg mcpclient.ServerConfig) (*mcpclient.Manager, error) {
+// connect starts a Manager for the server at url (or --stdio) alone and
+// fails, with the server's error, when it cannot connect.
+func (t *mcpTarget) connect(ctx context.Context, url string) (*mcpclient.Manager, error) {
+	cfg, err := t.server(url)
+	if err != nil {
+		return nil, err
+	}
 	m, err := mcpclient.New([]mcpclient.ServerConfig{cfg}, &mcpclient.Options{ConnectTimeout: t.timeout, MinBackoff: time.Hour, Version: version()})
 	if err != nil {
 		return nil, err
@@ -108,13 +115,9 @@ func mcpToolsCmd(e *env) *cobra.Command {
 			if len(rest) > 0 {
 				return fmt.Errorf("unexpected arguments %q: give a URL or --stdio", rest)
 			}
-			cfg, err := t.server(url)
-			if err != nil {
-				return err
-			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), t.timeout)
 			defer cancel()
-			m, err := t.connect(ctx, cfg)
+			m, err := t.connect(ctx, url)
 			if err != nil {
 				return err
 			}
@@ -161,18 +164,14 @@ func mcpCallCmd(e *env) *cobra.Command {
 			if err := json.Unmarshal([]byte(argsJSON), &obj); err != nil || obj == nil {
 				return fmt.Errorf("arguments %q are not a JSON object: write them like '{\"message\":\"hi\"}'", argsJSON)
 			}
-			cfg, err := t.server(url)
-			if err != nil {
-				return err
-			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), t.timeout)
 			defer cancel()
-			m, err := t.connect(ctx, cfg)
+			m, err := t.connect(ctx, url)
 			if err != nil {
 				return err
 			}
 			defer m.Stop()
-			res, err := m.CallRaw(ctx, cfg.Name, name, json.RawMessage(argsJSON))
+			res, err := m.CallRaw(ctx, mcpCLIServer, name, json.RawMessage(argsJSON))
 			if err != nil {
 				return err
 			}
