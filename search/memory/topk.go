@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/agentcraftlab/agentcraft/search"
+	"github.com/agentcraftlab/agentcraft/search/internal/rank"
 )
 
 type candidate struct {
@@ -37,45 +38,14 @@ func (t *topK) offer(score float64, ix *index, slot int32) {
 	c := candidate{score, ix, slot}
 	if len(t.heap) < t.k {
 		t.heap = append(t.heap, c)
-		t.up(len(t.heap) - 1)
+		rank.Up(t.heap, len(t.heap)-1, worse)
 		return
 	}
 	if t.k == 0 || !worse(t.heap[0], c) {
 		return
 	}
 	t.heap[0] = c
-	t.down(0)
-}
-
-func (t *topK) up(i int) {
-	h := t.heap
-	for i > 0 {
-		p := (i - 1) / 2
-		if !worse(h[i], h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func (t *topK) down(i int) {
-	h := t.heap
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(h) && worse(h[r], h[l]) {
-			m = r
-		}
-		if !worse(h[m], h[i]) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
+	rank.Down(t.heap, 0, worse)
 }
 
 // hits returns the kept candidates best first.

@@ -122,3 +122,36 @@ func (h *minHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// Up restores the min-heap h, ordered by less, after h[i] was appended or
+// lowered. The bounded top-k scans of the engines keep their worst kept
+// candidate at h[0] with it.
+func Up[T any](h []T, i int, less func(a, b T) bool) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(h[i], h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+// Down restores the min-heap h, ordered by less, after h[i] was raised.
+func Down[T any](h []T, i int, less func(a, b T) bool) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && less(h[r], h[l]) {
+			m = r
+		}
+		if !less(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}

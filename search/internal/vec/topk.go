@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/agentcraftlab/agentcraft/search/internal/rank"
 )
 
 // Scored is a row of a vector list (Set.Docs[Row] for a Set) and its dot
@@ -112,7 +114,7 @@ func (t *topK) scan(q, vecs []float32, lo, hi int, keep func(int) bool) {
 func (t *topK) offer(c Scored) {
 	if len(t.heap) < t.k {
 		t.heap = append(t.heap, c)
-		t.up(len(t.heap) - 1)
+		rank.Up(t.heap, len(t.heap)-1, lower)
 		return
 	}
 	root := t.heap[0]
@@ -121,7 +123,7 @@ func (t *topK) offer(c Scored) {
 		return
 	}
 	t.heap[0] = c
-	t.down(0)
+	rank.Down(t.heap, 0, lower)
 	switch {
 	case t.heap[0].Score == root.Score:
 		t.ties = append(t.ties, root)
@@ -130,36 +132,8 @@ func (t *topK) offer(c Scored) {
 	}
 }
 
-func (t *topK) up(i int) {
-	h := t.heap
-	for i > 0 {
-		p := (i - 1) / 2
-		if h[i].Score >= h[p].Score {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func (t *topK) down(i int) {
-	h := t.heap
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(h) && h[r].Score < h[l].Score {
-			m = r
-		}
-		if h[m].Score >= h[i].Score {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-}
+// lower orders the heap: the lowest score at the root.
+func lower(a, b Scored) bool { return a.Score < b.Score }
 
 // result returns the kept rows best first, nil if none.
 func (t *topK) result() []Scored {
