@@ -25,8 +25,8 @@ import (
 
 // postingStore holds the statements of one write transaction.
 type postingStore struct {
-	tx                    *sql.Tx
-	last, find, put, drop *sql.Stmt
+	tx              *sql.Tx
+	find, put, drop *sql.Stmt
 }
 
 func newPostingStore(ctx context.Context, tx *sql.Tx) (*postingStore, error) {

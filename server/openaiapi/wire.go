@@ -405,15 +405,3 @@ type modelInfo struct {
 	Created int64  `json:"created"`
 	OwnedBy string `json:"owned_by"`
 }
-
-// apiError is OpenAI's error body.
-type apiError struct {
-	Error apiErrorBody `json:"error"`
-}
-
-type apiErrorBody struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    *string `json:"code"`
-}
