@@ -494,15 +494,25 @@ func (a *chatAttachments) Attach(ctx context.Context, ws string, ids []string) (
 		images []llm.Part
 		docs   []store.Upload
 	)
+	uploads := a.s.p.Store().Uploads()
+	missing := func(i int, id string, err error) error {
+		if errors.Is(err, store.ErrNotFound) {
+			return apierr.BadRequest("files", fmt.Sprintf("file %d (%q) does not exist or has expired: upload it again with POST /api/upload (uploads are kept for %v)", i+1, id, UploadTTL))
+		}
+		return err
+	}
+	// Documents are read without their content: a conversation resends
+	// its files every turn, and only the first turn (or one after the
+	// temporary base expired) needs the bytes, to ingest them.
 	for i, id := range ids {
-		u, err := a.s.p.Store().Uploads().Get(ctx, ws, id)
+		u, err := uploads.Info(ctx, ws, id)
 		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return ctx, nil, apierr.BadRequest("files", fmt.Sprintf("file %d (%q) does not exist or has expired: upload it again with POST /api/upload (uploads are kept for %v)", i+1, id, UploadTTL))
-			}
-			return ctx, nil, err
+			return ctx, nil, missing(i, id, err)
 		}
 		if isImage(u) {
+			if u, err = uploads.Get(ctx, ws, id); err != nil {
+				return ctx, nil, missing(i, id, err)
+			}
 			ct := u.ContentType
 			if !strings.HasPrefix(ct, "image/") {
 				ct = mime.TypeByExtension(strings.ToLower(filepath.Ext(u.Name)))
@@ -538,6 +548,10 @@ func (a *chatAttachments) Attach(ctx context.Context, ws string, ids []string) (
 		return ctx, nil, err
 	}
 	for _, d := range docs {
+		id := d.ID
+		if d, err = uploads.Get(ctx, ws, id); err != nil {
+			return ctx, nil, missing(slices.Index(ids, id), id, err)
+		}
 		if _, err := a.s.opts.Knowledge.Ingest(ctx, base, d.Name, d.Data); err != nil {
 			// The half-filled base expires on its own; say which file.
 			if errors.Is(err, store.ErrInvalid) || errors.Is(err, extract.ErrUnsupported) || errors.Is(err, extract.ErrTooLarge) || errors.Is(err, extract.ErrZipBomb) {
