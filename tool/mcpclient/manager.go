@@ -462,13 +462,17 @@ func (s *server) run(ctx context.Context) {
 	backoff := s.m.minBackoff
 	for {
 		cs, err := s.connect(ctx)
-		s.readyOnce.Do(func() { close(s.ready) })
+		// ready closes only once the attempt's outcome is recorded, so
+		// Status after Start says why a server is down, not "not
+		// connected yet".
 		if err != nil {
 			if ctx.Err() != nil {
+				s.readyOnce.Do(func() { close(s.ready) })
 				return
 			}
 			s.setDown(err)
 			s.m.logger.Warn("mcp_server_unavailable", "server", s.cfg.Name, "error", err.Error(), "retry_in", backoff.String())
+			s.readyOnce.Do(func() { close(s.ready) })
 			select {
 			case <-ctx.Done():
 				return
@@ -477,6 +481,7 @@ func (s *server) run(ctx context.Context) {
 			backoff = min(backoff*2, s.m.maxBackoff)
 			continue
 		}
+		s.readyOnce.Do(func() { close(s.ready) })
 		backoff = s.m.minBackoff
 		s.m.logger.Info("mcp_server_connected", "server", s.cfg.Name, "tools", s.toolCount())
 		err = s.serve(ctx, cs)
