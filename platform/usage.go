@@ -12,17 +12,25 @@ import (
 // usageRecorder writes usage records off the request path: requests hand
 // records to a batcher, whose goroutine writes whatever has queued up in
 // one transaction (at most 256), so a busy server pays one commit per
-// batch rather than per request. When the buffer is full the request
+// batch rather than per request; the writer lingers usageLinger after a
+// record for more, so a light steady load commits a few times a second
+// rather than once per request (each SQLite commit costs about as much CPU
+// as the request itself on a small machine). When the buffer is full the request
 // writes its record itself, so records are never dropped and a slow
 // database slows requests down instead of losing data.
 type usageRecorder struct {
 	b *batch.Batcher[store.UsageRecord]
 }
 
+// usageLinger is how long a usage record may wait to be written with
+// others; /api/usage lags the requests by at most this much.
+const usageLinger = 250 * time.Millisecond
+
 func newUsageRecorder(u store.Usage, logger *slog.Logger) *usageRecorder {
 	write := func(ctx context.Context, recs []store.UsageRecord) error { return u.Record(ctx, recs...) }
 	return &usageRecorder{b: batch.New(write, &batch.Options[store.UsageRecord]{
 		WriteWhenFull: true,
+		Linger:        usageLinger,
 		OnDrop: func(rec store.UsageRecord, err error) {
 			logger.Error("usage_record_failed", "workspace_id", rec.WorkspaceID, "agent", rec.Agent, "error", err)
 		},

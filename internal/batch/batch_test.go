@@ -179,3 +179,41 @@ func TestBatcherRetriesAFailedBatchItemByItem(t *testing.T) {
 		t.Errorf("batches %v: item 5 was never part of a larger batch, so the retry went untested", s.batches)
 	}
 }
+
+func TestBatcherLingerGathersItemsIntoOneWrite(t *testing.T) {
+	s := newSink(false)
+	b := batch.New(s.write, &batch.Options[int]{MaxBatch: 4, Linger: 200 * time.Millisecond})
+	// Items arriving one by one within the linger window share a write;
+	// a full batch is written without waiting for the rest of the window.
+	for i := range 6 {
+		b.Add(i)
+		time.Sleep(5 * time.Millisecond)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(s.storedSorted()) < 6 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.mu.Lock()
+	batches := slices.Clone(s.batches)
+	s.mu.Unlock()
+	if diff := cmp.Diff([][]int{{0, 1, 2, 3}, {4, 5}}, batches); diff != "" {
+		t.Errorf("batches without Stop (-want +got):\n%s", diff)
+	}
+	b.Stop()
+}
+
+func TestBatcherStopDoesNotWaitForLinger(t *testing.T) {
+	s := newSink(false)
+	b := batch.New(s.write, &batch.Options[int]{Linger: time.Hour})
+	for i := range 3 {
+		b.Add(i)
+	}
+	start := time.Now()
+	b.Stop()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Stop took %v with an hour's linger, want it to write at once", d)
+	}
+	if diff := cmp.Diff(count(3), s.storedSorted()); diff != "" {
+		t.Errorf("stored items (-want +got):\n%s", diff)
+	}
+}
