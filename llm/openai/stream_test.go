@@ -84,6 +84,24 @@ func TestStreamWire(t *testing.T) {
 			{Type: llm.EventFinish, FinishReason: llm.FinishStop, Usage: u(5, 3, 0), ID: "c1", Model: "qwq"},
 		},
 	}, {
+		// The adapter reuses the choices' memory from chunk to chunk; what
+		// a chunk leaves out must not be read from the one before.
+		name: "fields a chunk leaves out are not carried over from the last",
+		body: sse(
+			`{"id":"c9","model":"m","choices":[{"index":0,"delta":{"content":"A","reasoning_content":"R","tool_calls":[`+
+				`{"index":0,"id":"call_a","type":"function","function":{"name":"f","arguments":"{}"}}]}}]}`,
+			`{"id":"c9","model":"m","choices":[{"index":0,"delta":{}}]}`,
+			`{"id":"c9","model":"m","choices":[{"index":0,"delta":{"content":"B"}},{"index":1,"delta":{"content":"other"}}]}`,
+			`{"id":"c9","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+			`[DONE]`),
+		want: []llm.Event{
+			{Type: llm.EventReasoningDelta, Text: "R"},
+			text("A"),
+			call(0, "call_a", "f", `{}`),
+			text("B"),
+			{Type: llm.EventFinish, FinishReason: llm.FinishToolCalls, Usage: u(0, 0, 0), ID: "c9", Model: "m"},
+		},
+	}, {
 		name: "reasoning (Ollama)",
 		body: sse(
 			`{"id":"c2","model":"qwen3","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"Hmm"}}]}`,
