@@ -310,10 +310,13 @@ func splitN(s string, n int) []string {
 	return Turn{Text: s}.Pieces(max(1, (len(s)+n-1)/n))
 }
 
-// stall waits d or until the client goes away; it reports whether the
+// stall waits d (nothing when d ≤ 0) or until the client goes away; it reports whether the
 // answer should go on. It never holds the server's Close: closing the
 // client connections cancels r's context.
 func stall(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return r.Context().Err() == nil
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

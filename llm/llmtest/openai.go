@@ -305,8 +305,9 @@ func streamOpenAI(w http.ResponseWriter, r *http.Request, a openaiAnswer, f *Fau
 		i := bytes.Index(tmpl, quoted)
 		stampHead, stampTail = tmpl[:i+1], tmpl[i+len(quoted)-1:]
 	}
-	for _, p := range a.pieces {
-		if a.pace > 0 && !stall(r, a.pace) {
+	begin := time.Now()
+	for k, p := range a.pieces {
+		if a.pace > 0 && !stall(r, time.Until(begin.Add(a.pace*time.Duration(k+1)))) {
 			return
 		}
 		if a.stamp {

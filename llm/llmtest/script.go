@@ -32,8 +32,13 @@ type Turn struct {
 	FinishReason llm.FinishReason
 	// Usage is reported at the end of the answer.
 	Usage llm.Usage
-	// Pace, when set, waits this long before each streamed text piece, as
-	// a model generating tokens does (OpenAI fake).
+	// Pace, when set, spaces the streamed text pieces this far apart, as a
+	// model generating tokens at a steady rate does (OpenAI fake): piece k
+	// is due Pace×(k+1) after the answer began. The schedule is absolute,
+	// so a piece sent late (the machine was busy) does not push back the
+	// ones after it: streams started at different moments keep their
+	// phase, as independent users' streams do, instead of drifting into
+	// step with each other after every busy moment.
 	Pace time.Duration
 	// Stamp replaces each streamed text piece by the time it was sent, in
 	// Unix nanoseconds followed by a space, so a benchmark measures how
