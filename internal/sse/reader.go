@@ -28,6 +28,11 @@ type ReaderOptions struct {
 	// at once (a proxy reads thousands of events a second). Default false:
 	// Data is the caller's.
 	ReuseData bool
+	// BufferSize is the read buffer's size in bytes (at least 16). Lines
+	// longer than it are assembled across reads, so it bounds memory, not
+	// line length. Default 4096; a proxy holding many open streams whose
+	// events are a few hundred bytes uses less.
+	BufferSize int
 }
 
 // Reader parses an event stream. It accepts CRLF, LF and CR line endings,
@@ -55,7 +60,11 @@ func NewReader(r io.Reader, opts *ReaderOptions) *Reader {
 	if opts != nil && opts.MaxEventSize > 0 {
 		limit = opts.MaxEventSize
 	}
-	return &Reader{br: bufio.NewReader(r), max: limit, reuse: opts != nil && opts.ReuseData}
+	size := 4096
+	if opts != nil && opts.BufferSize > 0 {
+		size = opts.BufferSize
+	}
+	return &Reader{br: bufio.NewReaderSize(r, size), max: limit, reuse: opts != nil && opts.ReuseData}
 }
 
 var bom = []byte("\xEF\xBB\xBF")

@@ -3,6 +3,7 @@ package sse_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -61,6 +62,7 @@ func TestReader(t *testing.T) {
 		{"final line without terminator is dropped", "data: a\n\ndata: b", []sse.Event{ev("", "a", "")}},
 		{"leading blank lines", "\n\n\r\ndata: a\n\n", []sse.Event{ev("", "a", "")}},
 		{"empty stream", "", nil},
+		{"lines longer than the buffer", "data: " + strings.Repeat("x", 100) + "\r\nid: " + strings.Repeat("7", 40) + "\r\n\r\n", []sse.Event{ev("", strings.Repeat("x", 100), strings.Repeat("7", 40))}},
 		{"OpenAI done", "data: {\"x\":1}\n\ndata: [DONE]\n\n", []sse.Event{ev("", `{"x":1}`, ""), ev("", "[DONE]", "")}},
 	}
 	readers := map[string]func(string) io.Reader{
@@ -68,19 +70,29 @@ func TestReader(t *testing.T) {
 		"one byte": func(s string) io.Reader { return iotest.OneByteReader(strings.NewReader(s)) },
 		"half":     func(s string) io.Reader { return iotest.HalfReader(strings.NewReader(s)) },
 	}
-	for _, tt := range tests {
-		for rname, newReader := range readers {
-			t.Run(tt.name+"/"+rname, func(t *testing.T) {
-				got, err := readAll(newReader(tt.input), nil)
-				if err != nil {
-					t.Fatalf("read: %v", err)
-				}
-				if diff := cmp.Diff(tt.want, got); diff != "" {
-					t.Errorf("events mismatch (-want +got):\n%s", diff)
-				}
-			})
+	// A 16-byte buffer (bufio's smallest) splits most lines across reads.
+	for _, opts := range []*sse.ReaderOptions{nil, {BufferSize: 16}} {
+		for _, tt := range tests {
+			for rname, newReader := range readers {
+				t.Run(fmt.Sprintf("%s/%s/buffer %d", tt.name, rname, bufferSize(opts)), func(t *testing.T) {
+					got, err := readAll(newReader(tt.input), opts)
+					if err != nil {
+						t.Fatalf("read: %v", err)
+					}
+					if diff := cmp.Diff(tt.want, got); diff != "" {
+						t.Errorf("events mismatch (-want +got):\n%s", diff)
+					}
+				})
+			}
 		}
 	}
+}
+
+func bufferSize(o *sse.ReaderOptions) int {
+	if o == nil {
+		return 4096
+	}
+	return o.BufferSize
 }
 
 func TestReaderMaxEventSize(t *testing.T) {

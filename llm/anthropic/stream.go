@@ -67,7 +67,7 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Even
 func (c *Client) decode(ctx context.Context, res *http.Response, yield func(llm.Event, error) bool) (done bool, err error) {
 	// Each event is decoded at once, so its data may share the reader's
 	// buffer.
-	r := sse.NewReader(res.Body, &sse.ReaderOptions{ReuseData: true})
+	r := sse.NewReader(res.Body, &sse.ReaderOptions{ReuseData: true, BufferSize: streamBuffer})
 	var st streamState
 	var ev wireEvent
 	dec := sse.NewJSONDecoder()
@@ -387,3 +387,8 @@ func (s *streamState) apply(ev *wireEvent) (out []llm.Event, done bool) {
 	}
 	return out, false
 }
+
+// streamBuffer is the event stream's read buffer: chunks are a few hundred
+// bytes, longer ones are assembled across reads, and every open stream
+// holds one (BenchmarkGatewayOverhead/idle).
+const streamBuffer = 1024
