@@ -5,15 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/internal/egress"
+	"github.com/agentcraftlab/agentcraft/internal/gctune"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
@@ -37,11 +41,24 @@ func serveCmd(e *env) *cobra.Command {
 			if addr != "" {
 				cfg.Server.Addr = addr
 			}
-			return serve(cmd.Context(), cfg, newLogger(e.stderr, cfg.Log), nil)
+			logger := newLogger(e.stderr, cfg.Log)
+			tuneGC(cfg.Server, logger)
+			return serve(cmd.Context(), cfg, logger, nil)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "", "listen address (overrides server.addr)")
 	return cmd
+}
+
+// tuneGC sets the garbage collector of a long-running process from
+// server.gc_percent and server.memory_limit_mib (see internal/gctune).
+func tuneGC(cfg config.Server, logger *slog.Logger) {
+	set := gctune.Apply(cfg.GCPercent, cfg.MemoryLimitMiB, os.Getenv)
+	limit := "none"
+	if set.MemoryLimit != math.MaxInt64 {
+		limit = strconv.FormatInt(set.MemoryLimit>>20, 10) + " MiB"
+	}
+	logger.Info("gc_settings", "gc_percent", set.GCPercent, "memory_limit", limit, "from_env", strings.Join(set.FromEnv, ","))
 }
 
 // stack is what a long-running command works with: the migrated store,

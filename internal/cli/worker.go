@@ -21,6 +21,7 @@ func workerCmd(e *env) *cobra.Command {
 				return err
 			}
 			logger := newLogger(e.stderr, cfg.Log)
+			tuneGC(cfg.Server, logger)
 			if strings.HasPrefix(cfg.Database.URL, "sqlite://") {
 				logger.Warn("worker_on_sqlite", "reason", "serve already executes runs on SQLite, which allows one executing process",
 					"fix", "point database.url at PostgreSQL to run separate workers")

@@ -172,6 +172,18 @@ type Server struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// ShutdownTimeout bounds graceful shutdown. Default 15s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// GCPercent is the garbage collector's target (Go's GOGC) for serve
+	// and worker: the heap may grow to (1+GCPercent/100) times its live
+	// size before a collection. Default 400: a proxy's live heap is small
+	// and each collection stalls streams, so fewer of them buy latency
+	// with memory. The GOGC environment variable, when set, wins.
+	GCPercent int `yaml:"gc_percent"`
+	// MemoryLimitMiB is a soft heap limit (Go's GOMEMLIMIT) in MiB, under
+	// which the collector runs as often as it must: 0 (default) sets half
+	// the memory available to the process (its cgroup limit, else the
+	// machine's), so that GCPercent never grows the heap out of the
+	// machine; -1 sets none. The GOMEMLIMIT environment variable wins.
+	MemoryLimitMiB int64 `yaml:"memory_limit_mib"`
 }
 
 // Database selects the store.
@@ -252,6 +264,7 @@ func Default() Config {
 			Workspace:       "default",
 			MaxBodyBytes:    8 << 20,
 			ShutdownTimeout: 15 * time.Second,
+			GCPercent:       400,
 		},
 		Database: Database{URL: "sqlite://./data/agentcraft.db"},
 		Log:      Log{Level: "info", Format: "text"},
@@ -347,6 +360,9 @@ func (c *Config) fill() {
 	if c.Server.ShutdownTimeout <= 0 {
 		c.Server.ShutdownTimeout = d.Server.ShutdownTimeout
 	}
+	if c.Server.GCPercent == 0 {
+		c.Server.GCPercent = d.Server.GCPercent
+	}
 	if c.Database.URL == "" {
 		c.Database.URL = d.Database.URL
 	}
@@ -380,6 +396,12 @@ func (c *Config) Validate() error {
 	case "apikey", "none":
 	default:
 		bad("server.auth", "%q is not apikey or none", c.Server.Auth)
+	}
+	if c.Server.GCPercent < 10 || c.Server.GCPercent > 10000 {
+		bad("server.gc_percent", "%d is not between 10 and 10000", c.Server.GCPercent)
+	}
+	if c.Server.MemoryLimitMiB < -1 {
+		bad("server.memory_limit_mib", "%d is not -1 (none), 0 (half the memory) or a size in MiB", c.Server.MemoryLimitMiB)
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":

@@ -142,6 +142,8 @@ func TestEnvValueCannotInjectYAML(t *testing.T) {
 func TestValidation(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
 		{"server: {auth: open}", "server.auth"},
+		{"server: {gc_percent: 5}", "server.gc_percent"},
+		{"server: {memory_limit_mib: -2}", "server.memory_limit_mib"},
 		{"providers:\n  - {name: a, type: gemini}", "providers[0].type"},
 		{"providers:\n  - {name: a, type: openai}\n  - {name: a, type: openai}", "providers[1].name"},
 		{"agents:\n  - {name: a, model: llama3}", "agents[0].model"},

@@ -6,8 +6,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/internal/gctune"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
@@ -97,17 +101,38 @@ func reportMs(b *testing.B, d time.Duration, unit string) {
 //     allocations per request each way (agentcraft's allocations are the
 //     difference);
 //   - nonstream/added: the two interleaved, reporting the added p50/p99;
-//   - stream200: 200 concurrent streams (40 chunks/s each, like a model
-//     generating tokens, 8000 chunks/s in all) whose chunks the fake
-//     stamps with their send time; the added per-chunk delivery latency
-//     p50/p99;
+//   - stream200: 200 concurrent streams, held at 200 (each client opens
+//     its next stream when one ends, the first ones started spread over a
+//     stream's length, as independent users' are), each 40 chunks/s like
+//     a model generating tokens (8000 chunks/s in all), whose chunks the
+//     fake stamps with their send time: the added per-chunk delivery
+//     latency p50/p99 while all 200 run. Stream starts and ends are part
+//     of that load, at the rate 200 concurrent streams have them (400/s);
+//   - stream200burst: for information, 200 streams all opened within one
+//     chunk interval (25 ms: 8000 new streams/s, twenty times the steady
+//     rate), every chunk of them measured: how a sudden crowd of new
+//     streams delays the chunks of the others;
 //   - idle: the memory one open, idle stream costs agentcraft.
 //
-// Run (the stream rounds take about a second each, so give them fewer):
+// Run (the stream rounds take one to two seconds each, so give them fewer):
 //
 //	go test -run '^$' -bench 'GatewayOverhead/nonstream' -benchtime 2000x ./server/openaiapi/
 //	go test -run '^$' -bench 'GatewayOverhead/(stream200|idle)' -benchtime 4x ./server/openaiapi/
+//
+// The process's garbage collector is set as `agentcraft serve` sets it
+// (server.gc_percent and memory_limit_mib at their defaults; GOGC and
+// GOMEMLIMIT in the environment win, so GOGC=100 shows Go's default). The
+// client and the fake upstream share the process, so collections here come
+// more often than in a gateway on its own; gc-cycles reports how many ran
+// during each benchmark's rounds.
 func BenchmarkGatewayOverhead(b *testing.B) {
+	def := config.Default().Server
+	set := gctune.Apply(def.GCPercent, def.MemoryLimitMiB, os.Getenv)
+	b.Cleanup(func() {
+		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(math.MaxInt64)
+	})
+	b.Logf("collector: GOGC=%d, memory limit %d MiB, from the environment: %v", set.GCPercent, set.MemoryLimit>>20, set.FromEnv)
 	answer := llmtest.Turn{Text: "Hello! I am doing well, thank you for asking. How can I help you today?", Usage: llm.Usage{InputTokens: 12, OutputTokens: 18}}
 
 	for _, direct := range []bool{true, false} {
@@ -143,24 +168,37 @@ func BenchmarkGatewayOverhead(b *testing.B) {
 		reportMs(b, percentile(via, 0.99)-percentile(direct, 0.99), "added-p99-ms")
 	})
 
-	b.Run("stream200", func(b *testing.B) {
-		const streams, chunks, pace = 200, 20, 25 * time.Millisecond
-		g := newGateway(b, llmtest.Turn{Chunks: make([]string, chunks), Pace: pace, Stamp: true})
-		g.streamRound(b, false, streams, pace) // open the connection pools
-		var direct, via []time.Duration
-		for b.Loop() {
-			direct = append(direct, g.streamRound(b, true, streams, pace)...)
-			via = append(via, g.streamRound(b, false, streams, pace)...)
-		}
-		if len(via) < streams*chunks {
-			b.Fatalf("received %d stamped chunks through agentcraft, want at least %d", len(via), streams*chunks)
-		}
-		reportMs(b, percentile(direct, 0.50), "direct-chunk-p50-ms")
-		reportMs(b, percentile(direct, 0.99), "direct-chunk-p99-ms")
-		reportMs(b, percentile(via, 0.50), "via-chunk-p50-ms")
-		reportMs(b, percentile(via, 0.99), "via-chunk-p99-ms")
-		reportMs(b, percentile(via, 0.50)-percentile(direct, 0.50), "added-chunk-p50-ms")
-		reportMs(b, percentile(via, 0.99)-percentile(direct, 0.99), "added-chunk-p99-ms")
+	const streams, chunks, pace = 200, 20, 25 * time.Millisecond
+	streamBench := func(name string, round func(g *gateway, b *testing.B, direct bool) []time.Duration) {
+		b.Run(name, func(b *testing.B) {
+			g := newGateway(b, llmtest.Turn{Chunks: make([]string, chunks), Pace: pace, Stamp: true})
+			g.burstRound(b, false, streams, pace) // open the connection pools
+			var direct, via []time.Duration
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			gc0 := int(ms.NumGC)
+			for b.Loop() {
+				direct = append(direct, round(g, b, true)...)
+				via = append(via, round(g, b, false)...)
+			}
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(int(ms.NumGC)-gc0)/float64(b.N), "gc-cycles/op")
+			if len(via) < streams*chunks {
+				b.Fatalf("received %d stamped chunks through agentcraft, want at least %d", len(via), streams*chunks)
+			}
+			reportMs(b, percentile(direct, 0.50), "direct-chunk-p50-ms")
+			reportMs(b, percentile(direct, 0.99), "direct-chunk-p99-ms")
+			reportMs(b, percentile(via, 0.50), "via-chunk-p50-ms")
+			reportMs(b, percentile(via, 0.99), "via-chunk-p99-ms")
+			reportMs(b, percentile(via, 0.50)-percentile(direct, 0.50), "added-chunk-p50-ms")
+			reportMs(b, percentile(via, 0.99)-percentile(direct, 0.99), "added-chunk-p99-ms")
+		})
+	}
+	streamBench("stream200", func(g *gateway, b *testing.B, direct bool) []time.Duration {
+		return g.steadyRound(b, direct, streams, chunks, pace)
+	})
+	streamBench("stream200burst", func(g *gateway, b *testing.B, direct bool) []time.Duration {
+		return g.burstRound(b, direct, streams, pace)
 	})
 
 	b.Run("idle", func(b *testing.B) {
@@ -176,56 +214,87 @@ func BenchmarkGatewayOverhead(b *testing.B) {
 	})
 }
 
-// streamRound runs n concurrent streams and returns, for every stamped
+// burstRound runs n concurrent streams and returns, for every stamped
 // chunk, the time from the fake writing it to the client reading it. The
-// streams start spread over one pace interval, as independent users'
-// streams are: started in the same instant, all 200 would send their
-// chunks in the same instant too, and the test would measure the queue
-// of a synchronized burst rather than a steady load.
-func (g *gateway) streamRound(b *testing.B, direct bool, n int, pace time.Duration) []time.Duration {
+// streams start spread over one pace interval: started in the same
+// instant, all n would send their chunks in the same instant too.
+func (g *gateway) burstRound(b *testing.B, direct bool, n int, pace time.Duration) []time.Duration {
 	var mu sync.Mutex
 	var out []time.Duration
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			time.Sleep(pace * time.Duration(i) / time.Duration(n))
-			resp, err := g.post(context.Background(), direct, true)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			defer resp.Body.Close()
-			local := make([]time.Duration, 0, 32)
-			sc := bufio.NewScanner(resp.Body)
-			for sc.Scan() {
-				data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
-				if !ok || bytes.Equal(data, []byte("[DONE]")) {
-					continue
-				}
-				now := time.Now().UnixNano()
-				// The stamp is the content: "content":"<nanos> ". A plain
-				// scan keeps the client's own work small, so that it
-				// disturbs the measurement as little as possible.
-				_, rest, ok := bytes.Cut(data, []byte(`"content":"`))
-				if !ok {
-					continue
-				}
-				end := bytes.IndexByte(rest, ' ')
-				if end < 0 {
-					continue
-				}
-				if sent, err := strconv.ParseInt(string(rest[:end]), 10, 64); err == nil {
-					local = append(local, time.Duration(now-sent))
-				}
+			local := g.readStream(b, direct, nil, 0, math.MaxInt64)
+			mu.Lock()
+			out = append(out, local...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// steadyRound keeps n streams of the given length open: n clients start
+// spread over one stream's length and each opens its next stream as soon
+// as its last one ends, three streams each. It returns the delivery times
+// of the chunks sent while all n clients are busy (from one stream length
+// after the start to three), so every measured chunk shares the machine
+// with n-1 other streams, including their starts and ends.
+func (g *gateway) steadyRound(b *testing.B, direct bool, n, chunks int, pace time.Duration) []time.Duration {
+	length := pace * time.Duration(chunks)
+	t0 := time.Now()
+	from, to := t0.Add(length).UnixNano(), t0.Add(3*length).UnixNano()
+	var mu sync.Mutex
+	var out []time.Duration
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			time.Sleep(length * time.Duration(i) / time.Duration(n))
+			var local []time.Duration
+			for range 3 {
+				local = g.readStream(b, direct, local, from, to)
 			}
 			mu.Lock()
 			out = append(out, local...)
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
+	return out
+}
+
+// readStream runs one stream and appends to out the delivery time of each
+// stamped chunk sent within [from, to] (Unix nanoseconds).
+func (g *gateway) readStream(b *testing.B, direct bool, out []time.Duration, from, to int64) []time.Duration {
+	resp, err := g.post(context.Background(), direct, true)
+	if err != nil {
+		b.Error(err)
+		return out
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
+		if !ok || bytes.Equal(data, []byte("[DONE]")) {
+			continue
+		}
+		now := time.Now().UnixNano()
+		// The stamp is the content: "content":"<nanos> ". A plain
+		// scan keeps the client's own work small, so that it
+		// disturbs the measurement as little as possible.
+		_, rest, ok := bytes.Cut(data, []byte(`"content":"`))
+		if !ok {
+			continue
+		}
+		end := bytes.IndexByte(rest, ' ')
+		if end < 0 {
+			continue
+		}
+		if sent, err := strconv.ParseInt(string(rest[:end]), 10, 64); err == nil && sent >= from && sent <= to {
+			out = append(out, time.Duration(now-sent))
+		}
+	}
 	return out
 }
 
