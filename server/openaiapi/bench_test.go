@@ -219,20 +219,7 @@ func BenchmarkGatewayOverhead(b *testing.B) {
 // streams start spread over one pace interval: started in the same
 // instant, all n would send their chunks in the same instant too.
 func (g *gateway) burstRound(b *testing.B, direct bool, n int, pace time.Duration) []time.Duration {
-	var mu sync.Mutex
-	var out []time.Duration
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			time.Sleep(pace * time.Duration(i) / time.Duration(n))
-			local := g.readStream(b, direct, nil, 0, math.MaxInt64)
-			mu.Lock()
-			out = append(out, local...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	return out
+	return g.clients(b, direct, n, pace, 1, 0, math.MaxInt64)
 }
 
 // steadyRound keeps n streams of the given length open: n clients start
@@ -244,15 +231,21 @@ func (g *gateway) burstRound(b *testing.B, direct bool, n int, pace time.Duratio
 func (g *gateway) steadyRound(b *testing.B, direct bool, n, chunks int, pace time.Duration) []time.Duration {
 	length := pace * time.Duration(chunks)
 	t0 := time.Now()
-	from, to := t0.Add(length).UnixNano(), t0.Add(3*length).UnixNano()
+	return g.clients(b, direct, n, length, 3, t0.Add(length).UnixNano(), t0.Add(3*length).UnixNano())
+}
+
+// clients runs n clients, started evenly over spread, each running each
+// streams one after the other, and returns the delivery times of the
+// stamped chunks sent within [from, to] (Unix nanoseconds).
+func (g *gateway) clients(b *testing.B, direct bool, n int, spread time.Duration, each int, from, to int64) []time.Duration {
 	var mu sync.Mutex
 	var out []time.Duration
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			time.Sleep(length * time.Duration(i) / time.Duration(n))
+			time.Sleep(spread * time.Duration(i) / time.Duration(n))
 			var local []time.Duration
-			for range 3 {
+			for range each {
 				local = g.readStream(b, direct, local, from, to)
 			}
 			mu.Lock()
