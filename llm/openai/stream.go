@@ -58,8 +58,8 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Even
 
 // send sends the streaming request and returns the response whose body
 // is the event stream. It is a function of its own so that the request
-// parameters (4 KB of stack) are gone from the stack while the stream is
-// read: an open stream's goroutine then holds a smaller stack.
+// parameters (a 4 KB frame) are off the stack while the stream is read,
+// which is where an open stream's goroutine spends its life.
 func (c *Client) send(ctx context.Context, req llm.Request, rec *response) (*http.Response, error) {
 	params, err := c.params(req)
 	if err != nil {
