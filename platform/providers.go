@@ -59,11 +59,16 @@ var providerTypes = []string{"openai", "anthropic"}
 // newHTTPClient is the client every adapter shares. The idle pool is sized
 // for many concurrent streams to one upstream: the default of 2 idle
 // connections per host would close and reopen connections under load.
+// Each connection's buffers are 1 KB instead of 4: a streamed chunk is a
+// few hundred bytes, bodies larger than a buffer bypass it, and every open
+// stream holds one connection (BenchmarkGatewayOverhead/idle).
 func newHTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 1024
 	t.MaxIdleConnsPerHost = 512
 	t.IdleConnTimeout = 90 * time.Second
+	t.ReadBufferSize = 1 << 10
+	t.WriteBufferSize = 1 << 10
 	return &http.Client{Transport: t}
 }
 
