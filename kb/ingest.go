@@ -30,6 +30,10 @@ type IngestResult struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
+// maxSettingsRetries bounds how often an ingest re-reads a base's settings
+// because another process wrote them first.
+const maxSettingsRetries = 100
+
 // indexBatch is how many search documents go to the engine at once: large
 // enough to amortise a transaction (and an embedding request), small enough
 // to report progress and notice cancellation often.
@@ -246,27 +250,40 @@ func (s *Service) IngestProgress(ctx context.Context, kb store.KnowledgeBase, na
 			}
 		}
 	}
-	if res.Chunks == 0 {
-		delete(set.Sources, name)
-	} else {
-		set.Sources[name] = entry
-	}
-	if fresh.Settings, err = set.marshal(); err != nil {
-		return IngestResult{}, fmt.Errorf("kb: ingest %s into %q: encode settings: %w", name, kb.Name, err)
-	}
-	if _, err := s.st.KnowledgeBases().Update(ctx, fresh); err != nil {
+	// Record the source. Another process may have recorded another file
+	// since fresh was read: the swap then fails, and the record is made
+	// again on what is there now, so neither file's record is lost.
+	for attempt := 0; ; attempt++ {
+		if res.Chunks == 0 {
+			delete(set.Sources, name)
+		} else {
+			set.Sources[name] = entry
+		}
+		next, err := set.marshal()
+		if err != nil {
+			return IngestResult{}, fmt.Errorf("kb: ingest %s into %q: encode settings: %w", name, kb.Name, err)
+		}
+		// Counts are the sources' totals, written with them, so they
+		// cannot drift from what the settings name.
+		docsTotal, chunksTotal := set.totals()
+		_, err = s.st.KnowledgeBases().SwapSettings(ctx, fresh.WorkspaceID, fresh.ID, fresh.Settings, next, docsTotal, chunksTotal)
+		if errors.Is(err, store.ErrConflict) && attempt < maxSettingsRetries {
+			if fresh, err = s.st.KnowledgeBases().Get(ctx, fresh.WorkspaceID, fresh.ID); err == nil {
+				set, err = parseSettings(fresh.Settings)
+			}
+			if err == nil {
+				continue
+			}
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			// Another process deleted the base while this one indexed:
 			// drop the index this ingest re-created.
 			err = errors.Join(err, s.eng.DeleteIndex(context.WithoutCancel(ctx), fresh.IndexName))
 		}
-		return IngestResult{}, fmt.Errorf("kb: ingest %s into %q: save sources: %w", name, kb.Name, err)
-	}
-	// Counts are set to the sources' totals, not merely incremented, so a
-	// count left wrong by an earlier failure heals on the next ingest.
-	docsTotal, chunksTotal := set.totals()
-	if err := s.st.KnowledgeBases().AddCounts(ctx, fresh.WorkspaceID, fresh.ID, docsTotal-fresh.Documents, chunksTotal-fresh.Chunks); err != nil {
-		return IngestResult{}, fmt.Errorf("kb: ingest %s into %q: update counts: %w", name, kb.Name, err)
+		if err != nil {
+			return IngestResult{}, fmt.Errorf("kb: ingest %s into %q: save sources: %w", name, kb.Name, err)
+		}
+		break
 	}
 	return res, nil
 }

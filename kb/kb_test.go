@@ -746,3 +746,42 @@ func TestConcurrentIngest(t *testing.T) {
 		t.Errorf("found %d, want %d", len(got), n)
 	}
 }
+
+// Ingest workers in several processes (here: several Services over one
+// store, whose in-process locks do not see each other) record their files
+// in the same base at once; no file's record or count may be lost.
+func TestConcurrentIngestFromSeveralProcesses(t *testing.T) {
+	f := newFixture(t)
+	kb := f.create(t, "docs")
+	const processes, perProcess = 4, 6
+	svcs := []*Service{f.svc}
+	for len(svcs) < processes {
+		svc, err := New(Options{Store: f.st, Engine: f.eng, TempTTL: time.Hour, Now: f.clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svcs = append(svcs, svc)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, processes*perProcess)
+	for p, svc := range svcs {
+		for i := range perProcess {
+			wg.Go(func() {
+				n := p*perProcess + i
+				_, errs[n] = svc.Ingest(context.Background(), kb, fmt.Sprintf("p%d-f%d.txt", p, i), []byte(fmt.Sprintf("File number %d mentions herons.", n)))
+			})
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	const n = processes * perProcess
+	if got := f.counts(t, kb); got != [2]int{n, n} {
+		t.Errorf("counts = %v, want [%d %d]", got, n, n)
+	}
+	srcs, err := Sources(mustGet(t, f, kb))
+	if err != nil || len(srcs) != n {
+		t.Errorf("sources = %d (%v), want %d", len(srcs), err, n)
+	}
+}

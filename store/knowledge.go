@@ -68,12 +68,16 @@ type KnowledgeBases interface {
 	GetByName(ctx context.Context, workspaceID, name string) (KnowledgeBase, error)
 	// List returns the workspace's persistent bases ordered by name.
 	List(ctx context.Context, workspaceID string) ([]KnowledgeBase, error)
-	// Update rewrites Name, Description and Settings, and stamps
-	// UpdatedAt. ErrNotFound or ErrConflict (name taken).
+	// Update rewrites Name and Description, and stamps UpdatedAt.
+	// ErrNotFound or ErrConflict (name taken). Settings change only
+	// through SwapSettings.
 	Update(ctx context.Context, kb KnowledgeBase) (KnowledgeBase, error)
-	// AddCounts adds to Documents and Chunks atomically (negative deltas
-	// subtract; counts never go below zero).
-	AddCounts(ctx context.Context, workspaceID, id string, documents, chunks int) error
+	// SwapSettings replaces Settings with next and sets Documents and
+	// Chunks, if the stored Settings still equal prev (as the caller read
+	// them; nil for none), and stamps UpdatedAt: a read-modify-write that
+	// two processes cannot interleave. ErrConflict when the settings
+	// changed since prev was read (read again and retry); ErrNotFound.
+	SwapSettings(ctx context.Context, workspaceID, id string, prev, next json.RawMessage, documents, chunks int) (KnowledgeBase, error)
 	// Delete removes the base and its ingest jobs, or gives ErrNotFound.
 	// The caller drops the search index.
 	Delete(ctx context.Context, workspaceID, id string) error

@@ -105,31 +105,37 @@ func (r knowledgeBases) Update(ctx context.Context, kb store.KnowledgeBase) (sto
 		return store.KnowledgeBase{}, fmt.Errorf("postgres: update knowledge base: %w", err)
 	}
 	got, err := scanKnowledgeBase(r.s.pool.QueryRow(ctx,
-		`UPDATE knowledge_bases SET name = $1, description = $2, settings = $3, updated_at = $4
-		WHERE workspace_id = $5 AND id = $6 RETURNING `+kbColumns,
-		kb.Name, kb.Description, nullJSON(kb.Settings), now(), kb.WorkspaceID, kb.ID))
+		`UPDATE knowledge_bases SET name = $1, description = $2, updated_at = $3
+		WHERE workspace_id = $4 AND id = $5 RETURNING `+kbColumns,
+		kb.Name, kb.Description, now(), kb.WorkspaceID, kb.ID))
 	if err != nil {
 		return store.KnowledgeBase{}, fmt.Errorf("postgres: update knowledge base %s: %w", kb.ID, mapErr(err))
 	}
 	return got, nil
 }
 
-// AddCounts is one statement: a concurrent call waits on the row lock and
-// adds to the new values, so no update is lost; GREATEST(0, ...) keeps a
-// late subtraction from breaking the CHECK.
-func (r knowledgeBases) AddCounts(ctx context.Context, workspaceID, id string, documents, chunks int) error {
-	tag, err := r.s.pool.Exec(ctx,
-		`UPDATE knowledge_bases
-		SET documents = GREATEST(0, documents + $1), chunks = GREATEST(0, chunks + $2), updated_at = $3
-		WHERE workspace_id = $4 AND id = $5`,
-		documents, chunks, now(), workspaceID, id)
-	if err == nil {
-		err = affected(tag)
+// SwapSettings compares and writes in one statement: a concurrent swap
+// waits on the row lock and then finds the settings changed. jsonb
+// compares by value, so prev need not keep the stored formatting.
+func (r knowledgeBases) SwapSettings(ctx context.Context, workspaceID, id string, prev, next json.RawMessage, documents, chunks int) (store.KnowledgeBase, error) {
+	if documents < 0 || chunks < 0 {
+		return store.KnowledgeBase{}, fmt.Errorf("postgres: swap settings of knowledge base %s: %w: negative counts", id, store.ErrInvalid)
+	}
+	got, err := scanKnowledgeBase(r.s.pool.QueryRow(ctx,
+		`UPDATE knowledge_bases SET settings = $1, documents = $2, chunks = $3, updated_at = $4
+		WHERE workspace_id = $5 AND id = $6 AND settings IS NOT DISTINCT FROM $7::jsonb RETURNING `+kbColumns,
+		nullJSON(next), documents, chunks, now(), workspaceID, id, nullJSON(prev)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Gone, or its settings changed since prev was read.
+		if _, gerr := r.Get(ctx, workspaceID, id); gerr != nil {
+			return store.KnowledgeBase{}, fmt.Errorf("postgres: swap settings of knowledge base %s: %w", id, gerr)
+		}
+		return store.KnowledgeBase{}, fmt.Errorf("postgres: swap settings of knowledge base %s: %w: its settings changed since they were read", id, store.ErrConflict)
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: add counts of knowledge base %s: %w", id, mapErr(err))
+		return store.KnowledgeBase{}, fmt.Errorf("postgres: swap settings of knowledge base %s: %w", id, mapErr(err))
 	}
-	return nil
+	return got, nil
 }
 
 func (r knowledgeBases) Delete(ctx context.Context, workspaceID, id string) error {

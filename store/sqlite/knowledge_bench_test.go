@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 
 // BenchmarkIngestProgress measures the two writes an ingest worker makes
 // after every file: the job's progress (IngestJobs.Update) and the base's
-// counts (KnowledgeBases.AddCounts). Adhoc runs the same statements
+// settings and counts (KnowledgeBases.SwapSettings). Adhoc runs the same statements
 // unprepared, the peer that justifies preparing them.
 func BenchmarkIngestProgress(b *testing.B) {
 	ctx := context.Background()
@@ -30,11 +31,20 @@ func BenchmarkIngestProgress(b *testing.B) {
 	}
 	job.Status = store.IngestRunning
 
+	var prev json.RawMessage // the base's settings as last written
+	next := func(i int) json.RawMessage {
+		return json.RawMessage(`{"sources":{"chapter.pdf":{"documents":1,"chunks":` + strconv.Itoa(i) + `}}}`)
+	}
 	prepared := func(ctx context.Context, j store.IngestJob) error {
 		if _, err := st.IngestJobs().Update(ctx, j); err != nil {
 			return err
 		}
-		return st.KnowledgeBases().AddCounts(ctx, j.WorkspaceID, j.KnowledgeBaseID, 1, 12)
+		n := next(j.Chunks)
+		if _, err := st.KnowledgeBases().SwapSettings(ctx, j.WorkspaceID, j.KnowledgeBaseID, prev, n, 1, j.Chunks); err != nil {
+			return err
+		}
+		prev = n
+		return nil
 	}
 	adhoc := func(ctx context.Context, j store.IngestJob) error {
 		enc, err := json.Marshal(j.Files)
@@ -45,8 +55,13 @@ func BenchmarkIngestProgress(b *testing.B) {
 			j.Status, string(enc), j.FilesDone, j.Chunks, j.Error, micros(time.Now()), j.WorkspaceID, j.ID)); err != nil {
 			return err
 		}
-		_, err = st.writer.ExecContext(ctx, addCounts, 1, 12, micros(time.Now()), j.WorkspaceID, j.KnowledgeBaseID)
-		return err
+		n := next(j.Chunks)
+		if _, err := scanKnowledgeBase(st.writer.QueryRowContext(ctx, swapSettings,
+			string(n), 1, j.Chunks, micros(time.Now()), j.WorkspaceID, j.KnowledgeBaseID, nullJSON(prev))); err != nil {
+			return err
+		}
+		prev = n
+		return nil
 	}
 	for _, bm := range []struct {
 		name string

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -96,7 +97,7 @@ func testKnowledgeBases(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Errorf("Get(temporary) differs from Create (-created +got):\n%s", diff)
 		}
 
-		// Update rewrites name, description and settings only.
+		// Update rewrites name and description only.
 		change := created
 		change.Name = "employee-handbook"
 		change.Description = ""
@@ -108,10 +109,10 @@ func testKnowledgeBases(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatalf("Update = %v", err)
 		}
 		want := created
-		want.Name, want.Description, want.Settings = change.Name, "", change.Settings
+		want.Name, want.Description = change.Name, ""
 		want.UpdatedAt = updated.UpdatedAt
 		if diff := cmp.Diff(want, updated, jsonEqual); diff != "" {
-			t.Errorf("Update, want name, description and settings changed only (-want +got):\n%s", diff)
+			t.Errorf("Update, want name and description changed only (-want +got):\n%s", diff)
 		}
 		if updated.UpdatedAt.Before(created.UpdatedAt) {
 			t.Errorf("Update UpdatedAt = %v, before the previous %v", updated.UpdatedAt, created.UpdatedAt)
@@ -125,13 +126,6 @@ func testKnowledgeBases(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		_, err = kbs.GetByName(ctx, a.ID, "handbook")
 		wantErr(t, "GetByName(old name)", err, store.ErrNotFound)
-
-		// Settings removed: nil again.
-		change.Settings = nil
-		updated, err = kbs.Update(ctx, change)
-		if err != nil || updated.Settings != nil {
-			t.Errorf("Update(no settings) = %s, %v; want nil settings", updated.Settings, err)
-		}
 
 		change.Name = "zebra"
 		_, err = kbs.Update(ctx, change)
@@ -230,8 +224,8 @@ func testKnowledgeBases(t *testing.T, open func(t *testing.T) store.Store) {
 		steal.Name = "stolen"
 		_, err = kbs.Update(ctx, steal)
 		wantErr(t, "Update(B, A's base)", err, store.ErrNotFound)
-		err = kbs.AddCounts(ctx, b.ID, kb.ID, 1, 1)
-		wantErr(t, "AddCounts(B, A's base)", err, store.ErrNotFound)
+		_, err = kbs.SwapSettings(ctx, b.ID, kb.ID, kb.Settings, json.RawMessage(`{"x":1}`), 1, 1)
+		wantErr(t, "SwapSettings(B, A's base)", err, store.ErrNotFound)
 		err = kbs.Delete(ctx, b.ID, kb.ID)
 		wantErr(t, "Delete(B, A's base)", err, store.ErrNotFound)
 
@@ -244,7 +238,7 @@ func testKnowledgeBases(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
-	t.Run("AddCounts", func(t *testing.T) {
+	t.Run("SwapSettings", func(t *testing.T) {
 		t.Parallel()
 		ctx := t.Context()
 		st := open(t)
@@ -252,54 +246,74 @@ func testKnowledgeBases(t *testing.T, open func(t *testing.T) store.Store) {
 		kbs := st.KnowledgeBases()
 		kb := mustKnowledgeBase(t, st, a.ID, "docs", time.Time{})
 
-		check := func(what string, docs, chunks int) {
-			t.Helper()
-			got, err := kbs.Get(ctx, a.ID, kb.ID)
-			if err != nil {
-				t.Fatalf("Get after %s = %v", what, err)
-			}
-			if got.Documents != docs || got.Chunks != chunks {
-				t.Errorf("after %s: %d documents, %d chunks; want %d, %d", what, got.Documents, got.Chunks, docs, chunks)
-			}
+		first := json.RawMessage(`{"sources": {"a.txt": {"chunks": 3}}}`)
+		swapped, err := kbs.SwapSettings(ctx, a.ID, kb.ID, nil, first, 1, 3)
+		if err != nil {
+			t.Fatalf("SwapSettings(from none) = %v", err)
 		}
-		for _, step := range []struct {
-			what                 string
-			docs, chunks         int
-			wantDocs, wantChunks int
-		}{
-			{"adding 3, 30", 3, 30, 3, 30},
-			{"adding 2, 25", 2, 25, 5, 55},
-			{"subtracting 1, 10", -1, -10, 4, 45},
-			{"adding 0, 0", 0, 0, 4, 45},
-			{"subtracting more than there is", -10, -100, 0, 0},
-			{"adding after the clamp", 1, 7, 1, 7},
-		} {
-			if err := kbs.AddCounts(ctx, a.ID, kb.ID, step.docs, step.chunks); err != nil {
-				t.Fatalf("AddCounts(%s) = %v", step.what, err)
-			}
-			check(step.what, step.wantDocs, step.wantChunks)
+		want := kb
+		want.Settings, want.Documents, want.Chunks, want.UpdatedAt = first, 1, 3, swapped.UpdatedAt
+		if diff := cmp.Diff(want, swapped, jsonEqual); diff != "" {
+			t.Errorf("SwapSettings, want settings and counts changed only (-want +got):\n%s", diff)
 		}
-		err := kbs.AddCounts(ctx, a.ID, store.NewID(), 1, 1)
-		wantErr(t, "AddCounts(unknown base)", err, store.ErrNotFound)
+		if got, err := kbs.Get(ctx, a.ID, kb.ID); err != nil || !cmp.Equal(swapped, got, jsonEqual) {
+			t.Errorf("Get after SwapSettings = %+v, %v; want %+v", got, err, swapped)
+		}
 
-		// Ingest workers add at once: no update may be lost.
-		const workers, perWorker = 20, 10
+		// A writer holding an old read loses and changes nothing.
+		_, err = kbs.SwapSettings(ctx, a.ID, kb.ID, nil, json.RawMessage(`{"stale": true}`), 9, 9)
+		wantErr(t, "SwapSettings(stale prev)", err, store.ErrConflict)
+		_, err = kbs.SwapSettings(ctx, a.ID, kb.ID, json.RawMessage(`{"sources": {}}`), nil, 0, 0)
+		wantErr(t, "SwapSettings(other prev)", err, store.ErrConflict)
+		if got, _ := kbs.Get(ctx, a.ID, kb.ID); !cmp.Equal(swapped, got, jsonEqual) {
+			t.Errorf("a refused swap changed the base: %+v", got)
+		}
+
+		// Back to none, with the prev as read.
+		cleared, err := kbs.SwapSettings(ctx, a.ID, kb.ID, swapped.Settings, nil, 0, 0)
+		if err != nil || cleared.Settings != nil || cleared.Documents != 0 || cleared.Chunks != 0 {
+			t.Errorf("SwapSettings(to none) = %+v, %v", cleared, err)
+		}
+		_, err = kbs.SwapSettings(ctx, a.ID, store.NewID(), nil, first, 1, 1)
+		wantErr(t, "SwapSettings(unknown base)", err, store.ErrNotFound)
+		_, err = kbs.SwapSettings(ctx, a.ID, kb.ID, nil, first, -1, 0)
+		wantErr(t, "SwapSettings(negative count)", err, store.ErrInvalid)
+
+		// Writers that each add their own key, reading again whenever
+		// they lose, lose nothing between them (ingest workers in several
+		// processes each record their own file).
+		const writers = 8
 		var (
 			wg   sync.WaitGroup
 			mu   sync.Mutex
 			errs []error // guarded by mu
 		)
 		start := make(chan struct{})
-		for w := range workers {
+		for w := range writers {
 			wg.Go(func() {
 				<-start
-				for i := range perWorker {
-					if err := kbs.AddCounts(ctx, a.ID, kb.ID, 1, 3); err != nil {
-						mu.Lock()
-						errs = append(errs, fmt.Errorf("worker %d add %d: %w", w, i, err))
-						mu.Unlock()
-						return
+				for attempt := 0; ; attempt++ {
+					cur, err := kbs.Get(ctx, a.ID, kb.ID)
+					if err == nil {
+						keys := map[string]int{}
+						if len(cur.Settings) > 0 {
+							err = json.Unmarshal(cur.Settings, &keys)
+						}
+						if err == nil {
+							keys[fmt.Sprint("w", w)] = w
+							next, _ := json.Marshal(keys)
+							_, err = kbs.SwapSettings(ctx, a.ID, kb.ID, cur.Settings, next, len(keys), len(keys))
+						}
 					}
+					if errors.Is(err, store.ErrConflict) && attempt < 1000 {
+						continue
+					}
+					if err != nil {
+						mu.Lock()
+						errs = append(errs, fmt.Errorf("writer %d: %w", w, err))
+						mu.Unlock()
+					}
+					return
 				}
 			})
 		}
@@ -308,7 +322,17 @@ func testKnowledgeBases(t *testing.T, open func(t *testing.T) store.Store) {
 		for _, err := range errs {
 			t.Error(err)
 		}
-		check("concurrent adds", 1+workers*perWorker, 7+3*workers*perWorker)
+		got, err := kbs.Get(ctx, a.ID, kb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := map[string]int{}
+		if err := json.Unmarshal(got.Settings, &keys); err != nil {
+			t.Fatalf("settings after concurrent swaps: %s: %v", got.Settings, err)
+		}
+		if len(keys) != writers || got.Documents != writers {
+			t.Errorf("after %d concurrent writers: settings %s, %d documents; want every writer's key", writers, got.Settings, got.Documents)
+		}
 	})
 
 	t.Run("DeleteCascadesIngestJobs", func(t *testing.T) {
