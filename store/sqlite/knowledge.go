@@ -248,7 +248,7 @@ const updateIngestJob = `UPDATE ingest_jobs
 	RETURNING ` + ingestColumns
 
 // Update reports progress after every file, so its statement is prepared
-// once on the writer, as AddCounts's is (BenchmarkIngestProgress).
+// once on the writer, as SwapSettings's is (BenchmarkIngestProgress).
 func (r ingestJobs) Update(ctx context.Context, j store.IngestJob) (store.IngestJob, error) {
 	if err := j.Validate(); err != nil {
 		return store.IngestJob{}, fmt.Errorf("sqlite: update ingest job: %w", err)
