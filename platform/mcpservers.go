@@ -57,6 +57,9 @@ type workspaceMCP struct {
 	// with a replaced manager never equals one of its successor.
 	epoch   uint64
 	stopped bool
+	// loaded fingerprints the stored servers each workspace's manager
+	// was made from, for syncMCP.
+	loaded map[string]fingerprint
 }
 
 // wsMCP returns the manager of the workspace's API servers; nil when it
@@ -172,8 +175,13 @@ func (p *Platform) MCPServers(ctx context.Context, workspaceID string) ([]MCPSer
 	for _, r := range rows {
 		st, ok := status[r.Name]
 		if !ok {
-			// Stored by another process and not loaded here yet.
-			st = mcpclient.ServerStatus{Name: r.Name, Transport: "http", Error: "not loaded by this server process yet"}
+			// Stored by another process; the tool sync loads it here
+			// within Options.ToolSync.
+			when := "after this process restarts (tool sync is off)"
+			if p.syncEvery > 0 {
+				when = "within " + p.syncEvery.String()
+			}
+			st = mcpclient.ServerStatus{Name: r.Name, Transport: "http", Error: "added by another server process; connecting here " + when}
 		}
 		in := MCPServerInfo{ServerStatus: st, Source: "api", URL: r.URL, Auth: "none"}
 		if len(r.Ciphertext) > 0 {
@@ -289,10 +297,15 @@ func (p *Platform) reloadMCP(ctx context.Context, workspaceID string, wait bool)
 	if p.apiMCP.byWS == nil {
 		p.apiMCP.byWS = map[string]*mcpclient.Manager{}
 	}
+	if p.apiMCP.loaded == nil {
+		p.apiMCP.loaded = map[string]fingerprint{}
+	}
 	if next == nil {
 		delete(p.apiMCP.byWS, workspaceID)
+		delete(p.apiMCP.loaded, workspaceID)
 	} else {
 		p.apiMCP.byWS[workspaceID] = next
+		p.apiMCP.loaded[workspaceID] = mcpFingerprint(rows)
 	}
 	p.apiMCP.mu.Unlock()
 	old.Stop()

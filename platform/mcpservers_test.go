@@ -14,11 +14,9 @@ import (
 	"github.com/agentcraftlab/agentcraft/platform"
 )
 
-// A workspace's MCP servers survive a restart: a new Platform on the same
-// store and key connects them again, and only for their workspace.
-func TestMCPServersReloadedAtStart(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
+// pingMCPServer serves one MCP tool, ping, over streamable HTTP.
+func pingMCPServer(t *testing.T) *httptest.Server {
+	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "ping", Description: "Ping."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
@@ -26,6 +24,15 @@ func TestMCPServersReloadedAtStart(t *testing.T) {
 		})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
+	return hs
+}
+
+// A workspace's MCP servers survive a restart: a new Platform on the same
+// store and key connects them again, and only for their workspace.
+func TestMCPServersReloadedAtStart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hs := pingMCPServer(t)
 
 	st := newStore(t)
 	box := newBox(t)

@@ -74,6 +74,7 @@ func (p *Platform) ImportOpenAPI(ctx context.Context, workspaceID string, spec O
 		}
 		return nil, err
 	}
+	w.setLoaded(row)
 	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "openapi_import.put", Target: "openapi:" + spec.Name})
 	return tools, nil
 }
@@ -88,6 +89,7 @@ func (p *Platform) DeleteOpenAPIImport(ctx context.Context, workspaceID, name st
 		return err
 	}
 	p.removeWorkspaceTools(workspaceID, name)
+	delete(w.loaded, importKey{workspaceID, name})
 	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "openapi_import.delete", Target: "openapi:" + name})
 	return nil
 }
@@ -121,9 +123,7 @@ func openAPIAssociatedData(workspaceID, name string) []byte {
 }
 
 // loadOpenAPIImports rebuilds the tools of every stored import. New calls
-// it. An import that cannot be rebuilt (its document no longer parses with
-// this version, its token no longer opens, a name now taken) is logged and
-// skipped: one stale document must not keep the server from starting.
+// it.
 func (p *Platform) loadOpenAPIImports(ctx context.Context) error {
 	rows, err := p.store.OpenAPIImports().ListAll(ctx)
 	if err != nil {
@@ -133,29 +133,48 @@ func (p *Platform) loadOpenAPIImports(ctx context.Context) error {
 	w.change.Lock()
 	defer w.change.Unlock()
 	for _, r := range rows {
-		spec := OpenAPIImportSpec{Name: r.Name, Document: []byte(r.Document), BaseURL: r.BaseURL}
-		if len(r.Ciphertext) > 0 {
-			var sec openAPISecrets
-			pt, err := p.creds.box.Open(r.Ciphertext, openAPIAssociatedData(r.WorkspaceID, r.Name))
-			if err == nil {
-				err = json.Unmarshal(pt, &sec)
-			}
-			if err != nil {
-				p.logger.Error("openapi_import_skipped", "workspace_id", r.WorkspaceID, "name", r.Name, "error", err,
-					"fix", "the master key cannot open its token: import the document again")
-				continue
-			}
-			spec.Bearer = sec.Bearer
-		}
-		tools, err := p.buildOpenAPITools(ctx, spec)
+		p.loadOpenAPIImport(ctx, r)
+	}
+	return nil
+}
+
+// loadOpenAPIImport (re)builds the tools of a stored import. An import
+// that cannot be rebuilt (its document no longer parses with this version,
+// its token no longer opens, a name now taken) is logged and skipped: one
+// stale document must not keep the server from starting. Either way the
+// row is recorded as loaded, so that syncOpenAPI tries it again only when
+// it changes. The caller holds wsTools.change.
+func (p *Platform) loadOpenAPIImport(ctx context.Context, r store.OpenAPIImport) {
+	p.wsTools.setLoaded(r)
+	spec := OpenAPIImportSpec{Name: r.Name, Document: []byte(r.Document), BaseURL: r.BaseURL}
+	if len(r.Ciphertext) > 0 {
+		var sec openAPISecrets
+		pt, err := p.creds.box.Open(r.Ciphertext, openAPIAssociatedData(r.WorkspaceID, r.Name))
 		if err == nil {
-			err = p.SetWorkspaceTools(r.WorkspaceID, r.Name, asTools(tools))
+			err = json.Unmarshal(pt, &sec)
 		}
 		if err != nil {
 			p.logger.Error("openapi_import_skipped", "workspace_id", r.WorkspaceID, "name", r.Name, "error", err,
-				"fix", "import a corrected document again, or DELETE /api/tools/openapi/"+r.Name)
-			continue
+				"fix", "the master key cannot open its token: import the document again")
+			return
 		}
+		spec.Bearer = sec.Bearer
 	}
-	return nil
+	tools, err := p.buildOpenAPITools(ctx, spec)
+	if err == nil {
+		err = p.SetWorkspaceTools(r.WorkspaceID, r.Name, asTools(tools))
+	}
+	if err != nil {
+		p.logger.Error("openapi_import_skipped", "workspace_id", r.WorkspaceID, "name", r.Name, "error", err,
+			"fix", "import a corrected document again, or DELETE /api/tools/openapi/"+r.Name)
+	}
+}
+
+// setLoaded records the stored import r as the one its group reflects.
+// The caller holds change.
+func (w *workspaceTools) setLoaded(r store.OpenAPIImport) {
+	if w.loaded == nil {
+		w.loaded = map[importKey]fingerprint{}
+	}
+	w.loaded[importKey{r.WorkspaceID, r.Name}] = importFingerprint(r)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/audit"
 	"github.com/agentcraftlab/agentcraft/internal/config"
@@ -61,6 +62,10 @@ type Options struct {
 	// name "<server>__<tool>" or "mcp:<server>" (all of a server's tools).
 	// The caller starts and stops it. Default nil: no MCP servers.
 	MCP *mcpclient.Manager
+	// ToolSync is how often the platform looks in the store for MCP
+	// servers and OpenAPI imports that other processes added, changed or
+	// removed through the API. Default DefaultToolSync; negative: never.
+	ToolSync time.Duration
 }
 
 // Platform resolves agents and providers for requests. Create it with New,
@@ -98,6 +103,9 @@ type Platform struct {
 	// egress is Options.Builtins.HTTPClient, the egress-policy client that
 	// workspace HTTP tools send through; nil when none is configured.
 	egress *http.Client
+	// sync runs syncTools every syncEvery (Options.ToolSync).
+	sync      toolSync
+	syncEvery time.Duration
 }
 
 // New loads the configuration into st and returns a ready Platform: it
@@ -204,6 +212,13 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		p.Stop()
 		return nil, err
 	}
+	p.syncEvery = o.ToolSync
+	if p.syncEvery == 0 {
+		p.syncEvery = DefaultToolSync
+	}
+	if p.syncEvery > 0 {
+		p.startToolSync(p.syncEvery)
+	}
 	return p, nil
 }
 
@@ -241,9 +256,10 @@ func (p *Platform) Tools() *tool.Registry { return p.tools }
 // configured. Its methods accept nil.
 func (p *Platform) MCP() *mcpclient.Manager { return p.mcp }
 
-// Stop disconnects the workspaces' MCP servers and flushes pending usage
+// Stop ends the tool sync, disconnects the workspaces' MCP servers and flushes pending usage
 // records and audit events. Idempotent.
 func (p *Platform) Stop() {
+	p.stopToolSync()
 	p.stopMCP()
 	p.usage.stop()
 	if p.ownAudit != nil {

@@ -19,6 +19,9 @@ type workspaceTools struct {
 	change sync.Mutex // serializes imports, deletions and the load at start
 	mu     sync.RWMutex
 	byWS   map[string]map[string][]tool.Tool // workspace → group → tools; guarded by mu
+	// loaded fingerprints the stored import each group was built from (or
+	// failed to build from), for syncOpenAPI; guarded by change.
+	loaded map[importKey]fingerprint
 }
 
 // take splits names into those it does not hold for ws and the tools it
