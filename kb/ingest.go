@@ -268,10 +268,12 @@ func (s *Service) IngestProgress(ctx context.Context, kb store.KnowledgeBase, na
 		docsTotal, chunksTotal := set.totals()
 		_, err = s.st.KnowledgeBases().SwapSettings(ctx, fresh.WorkspaceID, fresh.ID, fresh.Settings, next, docsTotal, chunksTotal)
 		if errors.Is(err, store.ErrConflict) && attempt < maxSettingsRetries {
-			if fresh, err = s.st.KnowledgeBases().Get(ctx, fresh.WorkspaceID, fresh.ID); err == nil {
-				set, err = parseSettings(fresh.Settings)
+			var again store.KnowledgeBase
+			if again, err = s.st.KnowledgeBases().Get(ctx, fresh.WorkspaceID, fresh.ID); err == nil {
+				set, err = parseSettings(again.Settings)
 			}
 			if err == nil {
+				fresh = again
 				continue
 			}
 		}
