@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -86,13 +88,17 @@ func (p *Platform) syncMCP(ctx context.Context) error {
 	}
 	p.apiMCP.mu.Unlock()
 	slices.Sort(changed)
+	// One workspace that cannot be reloaded (say, a token the master key
+	// no longer opens) must not keep the others stale.
+	var errs []error
 	for _, ws := range changed {
 		if err := p.reloadMCP(ctx, ws, false); err != nil {
-			return err
+			errs = append(errs, fmt.Errorf("workspace %s: %w", ws, err))
+			continue
 		}
 		p.logger.Info("mcp_servers_reloaded", "workspace_id", ws, "reason", "changed by another process")
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (p *Platform) syncOpenAPI(ctx context.Context) error {
