@@ -30,28 +30,16 @@ type IngestResult struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// maxSettingsRetries bounds how often an ingest re-reads a base's settings
-// because another process wrote them first.
-const maxSettingsRetries = 100
-
 // indexBatch is how many search documents go to the engine at once: large
 // enough to amortise a transaction (and an embedding request), small enough
 // to report progress and notice cancellation often.
 const indexBatch = 128
 
-// settings is the JSON of store.KnowledgeBase.Settings. Keys other than
-// "sources" are kept as they are.
-type settings struct {
-	// Sources maps a file name to what it produced, so that ingesting the
-	// same name again can delete the search documents it no longer makes.
-	Sources map[string]sourceEntry
-	other   map[string]json.RawMessage
-}
-
-// sourceEntry records one ingested file. Chunked files record their chunk
-// count per extracted document (chunk IDs are "DOC#0" ... "DOC#n-1", see
-// chunk.Chunk.Document); JSONL corpora record their document IDs, which
-// follow no pattern.
+// sourceEntry is the record of one ingested file (store.KnowledgeSource's
+// Record). Chunked files record their chunk count per extracted document
+// (chunk IDs are "DOC#0" ... "DOC#n-1", see chunk.Chunk.Document); JSONL
+// corpora record their document IDs, which follow no pattern. Documents
+// and Chunks repeat the source's counts.
 type sourceEntry struct {
 	Documents int            `json:"documents"`
 	Chunks    int            `json:"chunks"`
@@ -69,60 +57,16 @@ func (e sourceEntry) ids() []string {
 	return out
 }
 
-func parseSettings(raw json.RawMessage) (settings, error) {
-	s := settings{Sources: map[string]sourceEntry{}, other: map[string]json.RawMessage{}}
-	if len(raw) == 0 || string(raw) == "null" {
-		return s, nil
-	}
-	if err := json.Unmarshal(raw, &s.other); err != nil {
-		return s, fmt.Errorf("settings are not a JSON object: %w", err)
-	}
-	if src, ok := s.other["sources"]; ok {
-		if err := json.Unmarshal(src, &s.Sources); err != nil {
-			return s, fmt.Errorf("settings.sources: %w", err)
-		}
-		if s.Sources == nil {
-			s.Sources = map[string]sourceEntry{}
-		}
-		delete(s.other, "sources")
-	}
-	return s, nil
-}
-
-func (s settings) marshal() (json.RawMessage, error) {
-	m := maps.Clone(s.other)
-	if len(s.Sources) > 0 {
-		b, err := json.Marshal(s.Sources)
-		if err != nil {
-			return nil, err
-		}
-		m["sources"] = b
-	}
-	if len(m) == 0 {
-		return nil, nil
-	}
-	return json.Marshal(m)
-}
-
-func (s settings) totals() (documents, chunks int) {
-	for _, e := range s.Sources {
-		documents += e.Documents
-		chunks += e.Chunks
-	}
-	return documents, chunks
-}
-
 // Sources lists the file names ingested into kb with what each produced,
 // sorted by name.
-func Sources(kb store.KnowledgeBase) ([]SourceInfo, error) {
-	st, err := parseSettings(kb.Settings)
+func (s *Service) Sources(ctx context.Context, kb store.KnowledgeBase) ([]SourceInfo, error) {
+	srcs, err := s.st.KnowledgeBases().ListSources(ctx, kb.WorkspaceID, kb.ID)
 	if err != nil {
-		return nil, fmt.Errorf("kb: %q: %w", kb.Name, err)
+		return nil, fmt.Errorf("kb: sources of %q: %w", kb.Name, err)
 	}
-	out := make([]SourceInfo, 0, len(st.Sources))
-	for _, name := range slices.Sorted(maps.Keys(st.Sources)) {
-		e := st.Sources[name]
-		out = append(out, SourceInfo{Name: name, Documents: e.Documents, Chunks: e.Chunks})
+	out := make([]SourceInfo, 0, len(srcs))
+	for _, src := range srcs {
+		out = append(out, SourceInfo{Name: src.Name, Documents: src.Documents, Chunks: src.Chunks})
 	}
 	return out, nil
 }
@@ -209,11 +153,17 @@ func (s *Service) IngestProgress(ctx context.Context, kb store.KnowledgeBase, na
 			docs[i].Index = fresh.IndexName
 		}
 	}
-	set, err := parseSettings(fresh.Settings)
-	if err != nil {
+	var old sourceEntry
+	prev, err := s.st.KnowledgeBases().GetSource(ctx, fresh.WorkspaceID, fresh.ID, name)
+	hadOld := err == nil
+	switch {
+	case hadOld:
+		if err := json.Unmarshal(prev.Record, &old); err != nil {
+			return IngestResult{}, fmt.Errorf("kb: ingest %s into %q: the record of its last ingest: %w", name, kb.Name, err)
+		}
+	case !errors.Is(err, store.ErrNotFound):
 		return IngestResult{}, fmt.Errorf("kb: ingest %s into %q: %w", name, kb.Name, err)
 	}
-	old, hadOld := set.Sources[name]
 	oldIDs := make(map[string]bool)
 	for _, id := range old.ids() {
 		oldIDs[id] = true
@@ -250,42 +200,30 @@ func (s *Service) IngestProgress(ctx context.Context, kb store.KnowledgeBase, na
 			}
 		}
 	}
-	// Record the source. Another process may have recorded another file
-	// since fresh was read: the swap then fails, and the record is made
-	// again on what is there now, so neither file's record is lost.
-	for attempt := 0; ; attempt++ {
-		if res.Chunks == 0 {
-			delete(set.Sources, name)
-		} else {
-			set.Sources[name] = entry
+	// Record the source; the store recounts the base from its sources in
+	// the same transaction, so ingests of other files into this base, in
+	// this process or another, lose nothing.
+	if res.Chunks == 0 {
+		err = s.st.KnowledgeBases().DeleteSource(ctx, fresh.WorkspaceID, fresh.ID, name)
+		if errors.Is(err, store.ErrNotFound) && !hadOld {
+			err = nil // nothing recorded, nothing to remove
 		}
-		next, err := set.marshal()
-		if err != nil {
-			return IngestResult{}, fmt.Errorf("kb: ingest %s into %q: encode settings: %w", name, kb.Name, err)
+	} else {
+		var rec []byte
+		if rec, err = json.Marshal(entry); err == nil {
+			err = s.st.KnowledgeBases().PutSource(ctx, fresh.WorkspaceID, store.KnowledgeSource{KnowledgeBaseID: fresh.ID,
+				Name: name, Documents: entry.Documents, Chunks: entry.Chunks, Record: rec})
 		}
-		// Counts are the sources' totals, written with them, so they
-		// cannot drift from what the settings name.
-		docsTotal, chunksTotal := set.totals()
-		_, err = s.st.KnowledgeBases().SwapSettings(ctx, fresh.WorkspaceID, fresh.ID, fresh.Settings, next, docsTotal, chunksTotal)
-		if errors.Is(err, store.ErrConflict) && attempt < maxSettingsRetries {
-			var again store.KnowledgeBase
-			if again, err = s.st.KnowledgeBases().Get(ctx, fresh.WorkspaceID, fresh.ID); err == nil {
-				set, err = parseSettings(again.Settings)
-			}
-			if err == nil {
-				fresh = again
-				continue
-			}
-		}
+	}
+	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			// Another process deleted the base while this one indexed:
-			// drop the index this ingest re-created.
-			err = errors.Join(err, s.eng.DeleteIndex(context.WithoutCancel(ctx), fresh.IndexName))
+			if _, gerr := s.st.KnowledgeBases().Get(ctx, fresh.WorkspaceID, fresh.ID); errors.Is(gerr, store.ErrNotFound) {
+				// Another process deleted the base while this one
+				// indexed: drop the index this ingest re-created.
+				err = errors.Join(err, s.eng.DeleteIndex(context.WithoutCancel(ctx), fresh.IndexName))
+			}
 		}
-		if err != nil {
-			return IngestResult{}, fmt.Errorf("kb: ingest %s into %q: save sources: %w", name, kb.Name, err)
-		}
-		break
+		return IngestResult{}, fmt.Errorf("kb: ingest %s into %q: save sources: %w", name, kb.Name, err)
 	}
 	return res, nil
 }

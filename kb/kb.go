@@ -13,8 +13,8 @@
 // json, zip ...) and split with search/chunk; a ".jsonl" file of
 // {"_id","title","text"} lines (the BEIR corpus format) is indexed one
 // document per line under its _id, unchunked. Re-ingesting a file name
-// replaces what that name produced before: the base's Settings keep, per
-// file name, which search documents it made (see ingest.go).
+// replaces what that name produced before: the store keeps, per file name,
+// which search documents it made (store.KnowledgeSource, see ingest.go).
 //
 // Uploaded files are ingested in the background by RunJob, which records
 // per-file progress in a store.IngestJob. Temporary bases (chat uploads)

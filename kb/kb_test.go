@@ -238,7 +238,7 @@ func TestCreateResolveListUpdateDelete(t *testing.T) {
 		t.Fatalf("search before delete: %v", got)
 	}
 	// The rename kept the settings written by the ingest.
-	if srcs, _ := Sources(mustGet(t, f, up)); len(srcs) != 1 || srcs[0].Name != "leave.txt" {
+	if srcs, _ := f.svc.Sources(context.Background(), mustGet(t, f, up)); len(srcs) != 1 || srcs[0].Name != "leave.txt" {
 		t.Errorf("sources = %+v", srcs)
 	}
 	if err := f.svc.Delete(ctx, f.ws.ID, "policies"); err != nil {
@@ -421,7 +421,7 @@ func TestReingestReplaces(t *testing.T) {
 	if got := f.find(t, f.ws.ID, []string{"docs"}, "flamingos"); len(got) != 0 {
 		t.Errorf("emptied file still found: %v", got)
 	}
-	srcs, err := Sources(mustGet(t, f, kb))
+	srcs, err := f.svc.Sources(context.Background(), mustGet(t, f, kb))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -738,7 +738,7 @@ func TestConcurrentIngest(t *testing.T) {
 	if got := f.counts(t, kb); got != [2]int{n, n} {
 		t.Errorf("counts = %v, want [%d %d]", got, n, n)
 	}
-	srcs, err := Sources(mustGet(t, f, kb))
+	srcs, err := f.svc.Sources(context.Background(), mustGet(t, f, kb))
 	if err != nil || len(srcs) != n {
 		t.Errorf("sources = %d (%v), want %d", len(srcs), err, n)
 	}
@@ -780,7 +780,7 @@ func TestConcurrentIngestFromSeveralProcesses(t *testing.T) {
 	if got := f.counts(t, kb); got != [2]int{n, n} {
 		t.Errorf("counts = %v, want [%d %d]", got, n, n)
 	}
-	srcs, err := Sources(mustGet(t, f, kb))
+	srcs, err := f.svc.Sources(context.Background(), mustGet(t, f, kb))
 	if err != nil || len(srcs) != n {
 		t.Errorf("sources = %d (%v), want %d", len(srcs), err, n)
 	}

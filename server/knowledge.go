@@ -54,6 +54,7 @@ func (s *Server) registerKnowledge(mux *http.ServeMux) {
 		{"DELETE /api/kbs/{id}", s.deleteKB},
 		{"POST /api/kbs/{id}/search", s.searchKB},
 		{"POST /api/kbs/{id}/ingest", s.ingestKB},
+		{"GET /api/kbs/{id}/sources", s.listKBSources},
 		{"GET /api/kbs/{id}/jobs", s.listIngestJobs},
 		{"GET /api/kbs/{id}/jobs/{job}", s.getIngestJob},
 		{"GET /api/kbs/{id}/jobs/{job}/events", s.ingestJobEvents},
@@ -347,6 +348,23 @@ func (s *Server) ingestKB(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.streamIngest(w, r, job)
+}
+
+// listKBSources lists the files ingested into a base, by name, with what
+// each added.
+func (s *Server) listKBSources(w http.ResponseWriter, r *http.Request) {
+	ctx, ws := r.Context(), workspace(r)
+	base, err := s.opts.Knowledge.Resolve(ctx, ws, r.PathValue("id"))
+	if err != nil {
+		kbError(w, err)
+		return
+	}
+	srcs, err := s.opts.Knowledge.Sources(ctx, base)
+	if err != nil {
+		kbError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": srcs})
 }
 
 func (s *Server) listIngestJobs(w http.ResponseWriter, r *http.Request) {

@@ -200,6 +200,19 @@ func TestIngestStreamsProgressThenSearch(t *testing.T) {
 	if kb.Documents != 2 || kb.Chunks != job.Chunks {
 		t.Errorf("kb counts %d documents %d chunks, want 2 and %d", kb.Documents, kb.Chunks, job.Chunks)
 	}
+	var srcs struct {
+		Data []struct {
+			Name              string
+			Documents, Chunks int
+		}
+	}
+	c.json("GET", "/api/kbs/docs/sources", "", http.StatusOK, &srcs)
+	if len(srcs.Data) != 2 || srcs.Data[0].Name != "pumps.html" || srcs.Data[1].Name != "valves.txt" ||
+		srcs.Data[0].Chunks+srcs.Data[1].Chunks != job.Chunks || srcs.Data[1].Documents != 1 {
+		t.Errorf("sources = %+v, want pumps.html and valves.txt with the job's %d chunks", srcs.Data, job.Chunks)
+	}
+	resp, b = c.do("GET", "/api/kbs/nosuch/sources", "")
+	wantError(t, resp, b, http.StatusNotFound, "not_found")
 }
 
 func TestUploadThenIngestByID(t *testing.T) {

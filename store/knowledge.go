@@ -34,6 +34,37 @@ type KnowledgeBase struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// KnowledgeSource is one file (or corpus) ingested into a knowledge base
+// under its name, with what it produced, so that ingesting the name again
+// can remove the search documents it no longer makes. Deleting the base
+// deletes its sources.
+type KnowledgeSource struct {
+	KnowledgeBaseID string `json:"knowledge_base_id"`
+	Name            string `json:"name"`
+	// Documents and Chunks are what the source added to the base.
+	Documents int `json:"documents"`
+	Chunks    int `json:"chunks"`
+	// Record is package kb's JSON object naming the search documents
+	// the source produced.
+	Record    json.RawMessage `json:"record,omitempty"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+// Validate checks what the store requires of a source.
+func (s KnowledgeSource) Validate() error {
+	switch {
+	case s.KnowledgeBaseID == "":
+		return fmt.Errorf("%w: knowledge source without a knowledge base id", ErrInvalid)
+	case s.Name == "":
+		return fmt.Errorf("%w: knowledge source without a name", ErrInvalid)
+	case s.Documents < 0 || s.Chunks < 0:
+		return fmt.Errorf("%w: knowledge source %q with negative counts", ErrInvalid, s.Name)
+	case len(s.Record) > 0 && !json.Valid(s.Record):
+		return fmt.Errorf("%w: knowledge source %q: record is not JSON", ErrInvalid, s.Name)
+	}
+	return nil
+}
+
 // Temporary reports whether kb expires.
 func (kb KnowledgeBase) Temporary() bool { return !kb.ExpiresAt.IsZero() }
 
@@ -69,15 +100,22 @@ type KnowledgeBases interface {
 	// List returns the workspace's persistent bases ordered by name.
 	List(ctx context.Context, workspaceID string) ([]KnowledgeBase, error)
 	// Update rewrites Name and Description, and stamps UpdatedAt.
-	// ErrNotFound or ErrConflict (name taken). Settings change only
-	// through SwapSettings.
+	// ErrNotFound or ErrConflict (name taken). Settings are set at Create.
 	Update(ctx context.Context, kb KnowledgeBase) (KnowledgeBase, error)
-	// SwapSettings replaces Settings with next and sets Documents and
-	// Chunks, if the stored Settings still equal prev (as the caller read
-	// them; nil for none), and stamps UpdatedAt: a read-modify-write that
-	// two processes cannot interleave. ErrConflict when the settings
-	// changed since prev was read (read again and retry); ErrNotFound.
-	SwapSettings(ctx context.Context, workspaceID, id string, prev, next json.RawMessage, documents, chunks int) (KnowledgeBase, error)
+	// GetSource returns the base's source named name, or ErrNotFound.
+	GetSource(ctx context.Context, workspaceID, kbID, name string) (KnowledgeSource, error)
+	// PutSource records src (by KnowledgeBaseID and Name, replacing the
+	// one of that name) and sets the base's Documents and Chunks to the
+	// sums over its sources, in one transaction: concurrent puts of
+	// different sources, from any process, lose nothing. ErrNotFound when
+	// the base is not the workspace's; ErrInvalid for a bad source.
+	PutSource(ctx context.Context, workspaceID string, src KnowledgeSource) error
+	// DeleteSource removes the base's source named name and recounts the
+	// base like PutSource; ErrNotFound when there is none.
+	DeleteSource(ctx context.Context, workspaceID, kbID, name string) error
+	// ListSources returns the base's sources ordered by name; ErrNotFound
+	// when the base is not the workspace's.
+	ListSources(ctx context.Context, workspaceID, kbID string) ([]KnowledgeSource, error)
 	// Delete removes the base and its ingest jobs, or gives ErrNotFound.
 	// The caller drops the search index.
 	Delete(ctx context.Context, workspaceID, id string) error

@@ -114,28 +114,101 @@ func (r knowledgeBases) Update(ctx context.Context, kb store.KnowledgeBase) (sto
 	return got, nil
 }
 
-// SwapSettings compares and writes in one statement: a concurrent swap
-// waits on the row lock and then finds the settings changed. jsonb
-// compares by value, so prev need not keep the stored formatting.
-func (r knowledgeBases) SwapSettings(ctx context.Context, workspaceID, id string, prev, next json.RawMessage, documents, chunks int) (store.KnowledgeBase, error) {
-	if documents < 0 || chunks < 0 {
-		return store.KnowledgeBase{}, fmt.Errorf("postgres: swap settings of knowledge base %s: %w: negative counts", id, store.ErrInvalid)
+// recount sets a base's counts to the sums over its sources.
+const recount = `UPDATE knowledge_bases SET
+	documents = (SELECT coalesce(sum(documents), 0) FROM kb_sources WHERE kb_id = $1),
+	chunks = (SELECT coalesce(sum(chunks), 0) FROM kb_sources WHERE kb_id = $1),
+	updated_at = $2
+	WHERE id = $1`
+
+// lockBase takes the base's row lock for the transaction, or reports
+// ErrNotFound unless the base is the workspace's. Puts and deletes of a
+// base's sources then run one after the other, and each recount (a new
+// snapshot per statement) sees the sources the others committed.
+func lockBase(ctx context.Context, tx pgx.Tx, workspaceID, kbID string) error {
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM knowledge_bases WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, workspaceID, kbID).Scan(&one)
+	return mapErr(err)
+}
+
+func scanSource(row pgx.Row) (store.KnowledgeSource, error) {
+	var src store.KnowledgeSource
+	if err := row.Scan(&src.KnowledgeBaseID, &src.Name, &src.Documents, &src.Chunks, (*[]byte)(&src.Record), &src.UpdatedAt); err != nil {
+		return store.KnowledgeSource{}, err
 	}
-	got, err := scanKnowledgeBase(r.s.pool.QueryRow(ctx,
-		`UPDATE knowledge_bases SET settings = $1, documents = $2, chunks = $3, updated_at = $4
-		WHERE workspace_id = $5 AND id = $6 AND settings IS NOT DISTINCT FROM $7::jsonb RETURNING `+kbColumns,
-		nullJSON(next), documents, chunks, now(), workspaceID, id, nullJSON(prev)))
-	if errors.Is(err, pgx.ErrNoRows) {
-		// Gone, or its settings changed since prev was read.
-		if _, gerr := r.Get(ctx, workspaceID, id); gerr != nil {
-			return store.KnowledgeBase{}, fmt.Errorf("postgres: swap settings of knowledge base %s: %w", id, gerr)
-		}
-		return store.KnowledgeBase{}, fmt.Errorf("postgres: swap settings of knowledge base %s: %w: its settings changed since they were read", id, store.ErrConflict)
-	}
+	src.UpdatedAt = src.UpdatedAt.UTC()
+	return src, nil
+}
+
+const sourceColumns = `s.kb_id, s.name, s.documents, s.chunks, s.record, s.updated_at`
+
+func (r knowledgeBases) GetSource(ctx context.Context, workspaceID, kbID, name string) (store.KnowledgeSource, error) {
+	src, err := scanSource(r.s.pool.QueryRow(ctx,
+		`SELECT `+sourceColumns+` FROM kb_sources s JOIN knowledge_bases kb ON kb.id = s.kb_id
+		WHERE kb.workspace_id = $1 AND s.kb_id = $2 AND s.name = $3`, workspaceID, kbID, name))
 	if err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("postgres: swap settings of knowledge base %s: %w", id, mapErr(err))
+		return store.KnowledgeSource{}, fmt.Errorf("postgres: get source %q of knowledge base %s: %w", name, kbID, mapErr(err))
 	}
-	return got, nil
+	return src, nil
+}
+
+func (r knowledgeBases) PutSource(ctx context.Context, workspaceID string, src store.KnowledgeSource) error {
+	if err := src.Validate(); err != nil {
+		return fmt.Errorf("postgres: put knowledge source: %w", err)
+	}
+	err := pgx.BeginFunc(ctx, r.s.pool, func(tx pgx.Tx) error {
+		if err := lockBase(ctx, tx, workspaceID, src.KnowledgeBaseID); err != nil {
+			return err
+		}
+		at := now()
+		if _, err := tx.Exec(ctx, `INSERT INTO kb_sources (kb_id, name, documents, chunks, record, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (kb_id, name) DO UPDATE SET documents = excluded.documents, chunks = excluded.chunks,
+				record = excluded.record, updated_at = excluded.updated_at`,
+			src.KnowledgeBaseID, src.Name, src.Documents, src.Chunks, nullJSON(src.Record), at); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, recount, src.KnowledgeBaseID, at)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: put source %q of knowledge base %s: %w", src.Name, src.KnowledgeBaseID, mapErr(err))
+	}
+	return nil
+}
+
+func (r knowledgeBases) DeleteSource(ctx context.Context, workspaceID, kbID, name string) error {
+	err := pgx.BeginFunc(ctx, r.s.pool, func(tx pgx.Tx) error {
+		if err := lockBase(ctx, tx, workspaceID, kbID); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM kb_sources WHERE kb_id = $1 AND name = $2`, kbID, name)
+		if err == nil {
+			err = affected(tag)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, recount, kbID, now())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: delete source %q of knowledge base %s: %w", name, kbID, mapErr(err))
+	}
+	return nil
+}
+
+func (r knowledgeBases) ListSources(ctx context.Context, workspaceID, kbID string) ([]store.KnowledgeSource, error) {
+	var one int
+	if err := r.s.pool.QueryRow(ctx, `SELECT 1 FROM knowledge_bases WHERE workspace_id = $1 AND id = $2`, workspaceID, kbID).Scan(&one); err != nil {
+		return nil, fmt.Errorf("postgres: list sources of knowledge base %s: %w", kbID, mapErr(err))
+	}
+	out, err := queryList(ctx, r.s, scanSource,
+		`SELECT `+sourceColumns+` FROM kb_sources s WHERE s.kb_id = $1 ORDER BY s.name`, kbID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list sources of knowledge base %s: %w", kbID, err)
+	}
+	return out, nil
 }
 
 func (r knowledgeBases) Delete(ctx context.Context, workspaceID, id string) error {

@@ -143,7 +143,11 @@ func (s *Store) Ping(ctx context.Context) error {
 // then applies pending migrations, each in a transaction, holding an
 // advisory lock so concurrent callers on the same schema wait for each
 // other instead of racing.
-func (s *Store) Migrate(ctx context.Context) error {
+func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, 0) }
+
+// migrate applies the migrations up to version to, or all when to is 0
+// (tests of a migration start from the version before it).
+func (s *Store) migrate(ctx context.Context, to int64) error {
 	if err := s.ensureSchema(ctx); err != nil {
 		return fmt.Errorf("postgres: migrate: %w", err)
 	}
@@ -174,7 +178,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres: migrate: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	if to > 0 {
+		_, err = p.UpTo(ctx, to)
+	} else {
+		_, err = p.Up(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("postgres: migrate schema %s: %w", schema, err)
 	}
 	return nil

@@ -125,3 +125,18 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("Open error leaks the password: %v", err)
 	}
 }
+
+func TestSourcesMigration(t *testing.T) {
+	dsn := testDSN(t)
+	schema := freshSchema(t, dsn)
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, dsn, &postgres.Options{Schema: schema, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.MigrateTo(ctx, storetest.SourcesMigrationVersion); err != nil {
+		t.Fatal(err)
+	}
+	storetest.SourcesMigration(t, st, st.Migrate)
+}

@@ -115,34 +115,104 @@ func (r knowledgeBases) Update(ctx context.Context, kb store.KnowledgeBase) (sto
 	return got, nil
 }
 
-// swapSettings compares and writes in one statement on the one writer
-// connection, so no other write can come between.
-const swapSettings = `UPDATE knowledge_bases SET settings = ?, documents = ?, chunks = ?, updated_at = ?
-	WHERE workspace_id = ? AND id = ? AND settings IS ? RETURNING ` + kbColumns
+// recount sets a base's counts to the sums over its sources.
+const recount = `UPDATE knowledge_bases SET
+	documents = (SELECT coalesce(sum(documents), 0) FROM kb_sources WHERE kb_id = ?1),
+	chunks = (SELECT coalesce(sum(chunks), 0) FROM kb_sources WHERE kb_id = ?1),
+	updated_at = ?2
+	WHERE id = ?1`
 
-// SwapSettings runs after every ingested file, so its statement is
-// prepared once on the writer (see Store.writeStmt).
-func (r knowledgeBases) SwapSettings(ctx context.Context, workspaceID, id string, prev, next json.RawMessage, documents, chunks int) (store.KnowledgeBase, error) {
-	if documents < 0 || chunks < 0 {
-		return store.KnowledgeBase{}, fmt.Errorf("sqlite: swap settings of knowledge base %s: %w: negative counts", id, store.ErrInvalid)
+// ownedBy reports ErrNotFound unless the base is the workspace's.
+func ownedBy(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, workspaceID, kbID string) error {
+	var one int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM knowledge_bases WHERE workspace_id = ? AND id = ?`, workspaceID, kbID).Scan(&one)
+	return mapErr(err)
+}
+
+func scanSource(sc scanner) (store.KnowledgeSource, error) {
+	var (
+		src     store.KnowledgeSource
+		updated int64
+	)
+	if err := sc.Scan(&src.KnowledgeBaseID, &src.Name, &src.Documents, &src.Chunks, (*[]byte)(&src.Record), &updated); err != nil {
+		return store.KnowledgeSource{}, err
 	}
-	stmt, err := r.s.writeStmt(ctx, swapSettings)
+	src.UpdatedAt = fromMicros(updated)
+	return src, nil
+}
+
+const sourceColumns = `s.kb_id, s.name, s.documents, s.chunks, s.record, s.updated_at`
+
+func (r knowledgeBases) GetSource(ctx context.Context, workspaceID, kbID, name string) (store.KnowledgeSource, error) {
+	src, err := scanSource(r.s.reader.QueryRowContext(ctx,
+		`SELECT `+sourceColumns+` FROM kb_sources s JOIN knowledge_bases kb ON kb.id = s.kb_id
+		WHERE kb.workspace_id = ? AND s.kb_id = ? AND s.name = ?`, workspaceID, kbID, name))
 	if err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("sqlite: swap settings of knowledge base %s: prepare: %w", id, err)
+		return store.KnowledgeSource{}, fmt.Errorf("sqlite: get source %q of knowledge base %s: %w", name, kbID, mapErr(err))
 	}
-	got, err := scanKnowledgeBase(stmt.QueryRowContext(ctx,
-		nullJSON(next), documents, chunks, micros(now()), workspaceID, id, nullJSON(prev)))
-	if errors.Is(err, sql.ErrNoRows) {
-		// Gone, or its settings changed since prev was read.
-		if _, gerr := r.Get(ctx, workspaceID, id); gerr != nil {
-			return store.KnowledgeBase{}, fmt.Errorf("sqlite: swap settings of knowledge base %s: %w", id, gerr)
+	return src, nil
+}
+
+// PutSource is one transaction on the one writer connection, so the
+// recount sees every committed source.
+func (r knowledgeBases) PutSource(ctx context.Context, workspaceID string, src store.KnowledgeSource) error {
+	if err := src.Validate(); err != nil {
+		return fmt.Errorf("sqlite: put knowledge source: %w", err)
+	}
+	err := r.s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := ownedBy(ctx, tx, workspaceID, src.KnowledgeBaseID); err != nil {
+			return err
 		}
-		return store.KnowledgeBase{}, fmt.Errorf("sqlite: swap settings of knowledge base %s: %w: its settings changed since they were read", id, store.ErrConflict)
-	}
+		at := micros(now())
+		if _, err := tx.ExecContext(ctx, `INSERT INTO kb_sources (kb_id, name, documents, chunks, record, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (kb_id, name) DO UPDATE SET documents = excluded.documents, chunks = excluded.chunks,
+				record = excluded.record, updated_at = excluded.updated_at`,
+			src.KnowledgeBaseID, src.Name, src.Documents, src.Chunks, nullJSON(src.Record), at); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, recount, src.KnowledgeBaseID, at)
+		return err
+	})
 	if err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("sqlite: swap settings of knowledge base %s: %w", id, mapErr(err))
+		return fmt.Errorf("sqlite: put source %q of knowledge base %s: %w", src.Name, src.KnowledgeBaseID, mapErr(err))
 	}
-	return got, nil
+	return nil
+}
+
+func (r knowledgeBases) DeleteSource(ctx context.Context, workspaceID, kbID, name string) error {
+	err := r.s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := ownedBy(ctx, tx, workspaceID, kbID); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM kb_sources WHERE kb_id = ? AND name = ?`, kbID, name)
+		if err == nil {
+			err = rowsAffected(res)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, recount, kbID, micros(now()))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: delete source %q of knowledge base %s: %w", name, kbID, mapErr(err))
+	}
+	return nil
+}
+
+func (r knowledgeBases) ListSources(ctx context.Context, workspaceID, kbID string) ([]store.KnowledgeSource, error) {
+	if err := ownedBy(ctx, r.s.reader, workspaceID, kbID); err != nil {
+		return nil, fmt.Errorf("sqlite: list sources of knowledge base %s: %w", kbID, err)
+	}
+	out, err := queryList(ctx, r.s.reader, scanSource,
+		`SELECT `+sourceColumns+` FROM kb_sources s WHERE s.kb_id = ? ORDER BY s.name`, kbID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list sources of knowledge base %s: %w", kbID, err)
+	}
+	return out, nil
 }
 
 func (r knowledgeBases) Delete(ctx context.Context, workspaceID, id string) error {
@@ -248,7 +318,7 @@ const updateIngestJob = `UPDATE ingest_jobs
 	RETURNING ` + ingestColumns
 
 // Update reports progress after every file, so its statement is prepared
-// once on the writer, as SwapSettings's is (BenchmarkIngestProgress).
+// once on the writer (BenchmarkIngestProgress).
 func (r ingestJobs) Update(ctx context.Context, j store.IngestJob) (store.IngestJob, error) {
 	if err := j.Validate(); err != nil {
 		return store.IngestJob{}, fmt.Errorf("sqlite: update ingest job: %w", err)

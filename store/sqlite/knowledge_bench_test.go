@@ -11,9 +11,9 @@ import (
 )
 
 // BenchmarkIngestProgress measures the two writes an ingest worker makes
-// after every file: the job's progress (IngestJobs.Update) and the base's
-// settings and counts (KnowledgeBases.SwapSettings). Adhoc runs the same statements
-// unprepared, the peer that justifies preparing them.
+// after every file: the job's progress (IngestJobs.Update) and the file's
+// source record with the base's recount (KnowledgeBases.PutSource). Adhoc
+// runs the job update unprepared, the peer that justifies preparing it.
 func BenchmarkIngestProgress(b *testing.B) {
 	ctx := context.Background()
 	st, w := benchStore(b)
@@ -31,20 +31,16 @@ func BenchmarkIngestProgress(b *testing.B) {
 	}
 	job.Status = store.IngestRunning
 
-	var prev json.RawMessage // the base's settings as last written
-	next := func(i int) json.RawMessage {
-		return json.RawMessage(`{"sources":{"chapter.pdf":{"documents":1,"chunks":` + strconv.Itoa(i) + `}}}`)
+	record := func(ctx context.Context, j store.IngestJob) error {
+		return st.KnowledgeBases().PutSource(ctx, j.WorkspaceID, store.KnowledgeSource{KnowledgeBaseID: j.KnowledgeBaseID,
+			Name: "chapter-" + strconv.Itoa(j.FilesDone) + ".pdf", Documents: 1, Chunks: 12,
+			Record: json.RawMessage(`{"parts":{"chapter.pdf":12}}`)})
 	}
 	prepared := func(ctx context.Context, j store.IngestJob) error {
 		if _, err := st.IngestJobs().Update(ctx, j); err != nil {
 			return err
 		}
-		n := next(j.Chunks)
-		if _, err := st.KnowledgeBases().SwapSettings(ctx, j.WorkspaceID, j.KnowledgeBaseID, prev, n, 1, j.Chunks); err != nil {
-			return err
-		}
-		prev = n
-		return nil
+		return record(ctx, j)
 	}
 	adhoc := func(ctx context.Context, j store.IngestJob) error {
 		enc, err := json.Marshal(j.Files)
@@ -55,13 +51,7 @@ func BenchmarkIngestProgress(b *testing.B) {
 			j.Status, string(enc), j.FilesDone, j.Chunks, j.Error, micros(time.Now()), j.WorkspaceID, j.ID)); err != nil {
 			return err
 		}
-		n := next(j.Chunks)
-		if _, err := scanKnowledgeBase(st.writer.QueryRowContext(ctx, swapSettings,
-			string(n), 1, j.Chunks, micros(time.Now()), j.WorkspaceID, j.KnowledgeBaseID, nullJSON(prev))); err != nil {
-			return err
-		}
-		prev = n
-		return nil
+		return record(ctx, j)
 	}
 	for _, bm := range []struct {
 		name string

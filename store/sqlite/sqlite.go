@@ -281,7 +281,11 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Migrate implements store.Store. Migrations run on the writer connection,
 // each in its own transaction.
-func (s *Store) Migrate(ctx context.Context) error {
+func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, 0) }
+
+// migrate applies the migrations up to version to, or all when to is 0
+// (tests of a migration start from the version before it).
+func (s *Store) migrate(ctx context.Context, to int64) error {
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return fmt.Errorf("sqlite: migrate: %w", err)
@@ -293,7 +297,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	if to > 0 {
+		_, err = p.UpTo(ctx, to)
+	} else {
+		_, err = p.Up(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
 	return nil

@@ -159,3 +159,16 @@ func TestTwoStoresOneFile(t *testing.T) {
 		t.Errorf("Summary = %+v, %v; want 200 requests", sum, err)
 	}
 }
+
+func TestSourcesMigration(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agentcraft.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.MigrateTo(ctx, storetest.SourcesMigrationVersion); err != nil {
+		t.Fatal(err)
+	}
+	storetest.SourcesMigration(t, st, st.Migrate)
+}

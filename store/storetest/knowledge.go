@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -224,8 +223,10 @@ func testKnowledgeBases(t *testing.T, open func(t *testing.T) store.Store) {
 		steal.Name = "stolen"
 		_, err = kbs.Update(ctx, steal)
 		wantErr(t, "Update(B, A's base)", err, store.ErrNotFound)
-		_, err = kbs.SwapSettings(ctx, b.ID, kb.ID, kb.Settings, json.RawMessage(`{"x":1}`), 1, 1)
-		wantErr(t, "SwapSettings(B, A's base)", err, store.ErrNotFound)
+		err = kbs.PutSource(ctx, b.ID, store.KnowledgeSource{KnowledgeBaseID: kb.ID, Name: "x.txt", Documents: 1, Chunks: 1})
+		wantErr(t, "PutSource(B, A's base)", err, store.ErrNotFound)
+		_, err = kbs.ListSources(ctx, b.ID, kb.ID)
+		wantErr(t, "ListSources(B, A's base)", err, store.ErrNotFound)
 		err = kbs.Delete(ctx, b.ID, kb.ID)
 		wantErr(t, "Delete(B, A's base)", err, store.ErrNotFound)
 
@@ -238,82 +239,111 @@ func testKnowledgeBases(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
-	t.Run("SwapSettings", func(t *testing.T) {
+	t.Run("Sources", func(t *testing.T) {
 		t.Parallel()
 		ctx := t.Context()
 		st := open(t)
-		a := mustWorkspace(t, st, "a")
+		a, b := mustWorkspace(t, st, "a"), mustWorkspace(t, st, "b")
 		kbs := st.KnowledgeBases()
 		kb := mustKnowledgeBase(t, st, a.ID, "docs", time.Time{})
+		other := mustKnowledgeBase(t, st, a.ID, "other", time.Time{})
 
-		first := json.RawMessage(`{"sources": {"a.txt": {"chunks": 3}}}`)
-		swapped, err := kbs.SwapSettings(ctx, a.ID, kb.ID, nil, first, 1, 3)
+		counts := func(what string, docs, chunks int) {
+			t.Helper()
+			got, err := kbs.Get(ctx, a.ID, kb.ID)
+			if err != nil {
+				t.Fatalf("Get after %s = %v", what, err)
+			}
+			if got.Documents != docs || got.Chunks != chunks {
+				t.Errorf("after %s: %d documents, %d chunks; want %d, %d", what, got.Documents, got.Chunks, docs, chunks)
+			}
+		}
+		put := func(src store.KnowledgeSource) {
+			t.Helper()
+			if err := kbs.PutSource(ctx, a.ID, src); err != nil {
+				t.Fatalf("PutSource(%s) = %v", src.Name, err)
+			}
+		}
+		manual := store.KnowledgeSource{KnowledgeBaseID: kb.ID, Name: "manual.pdf", Documents: 1, Chunks: 12,
+			Record: json.RawMessage(`{"parts": {"manual.pdf": 12}}`)}
+		put(manual)
+		put(store.KnowledgeSource{KnowledgeBaseID: kb.ID, Name: "faq.txt", Documents: 2, Chunks: 3})
+		put(store.KnowledgeSource{KnowledgeBaseID: other.ID, Name: "faq.txt", Documents: 5, Chunks: 50})
+		counts("two sources", 3, 15)
+
+		got, err := kbs.GetSource(ctx, a.ID, kb.ID, "manual.pdf")
 		if err != nil {
-			t.Fatalf("SwapSettings(from none) = %v", err)
+			t.Fatalf("GetSource = %v", err)
 		}
-		want := kb
-		want.Settings, want.Documents, want.Chunks, want.UpdatedAt = first, 1, 3, swapped.UpdatedAt
-		if diff := cmp.Diff(want, swapped, jsonEqual); diff != "" {
-			t.Errorf("SwapSettings, want settings and counts changed only (-want +got):\n%s", diff)
+		manual.UpdatedAt = got.UpdatedAt
+		if diff := cmp.Diff(manual, got, jsonEqual); diff != "" {
+			t.Errorf("GetSource (-put +got):\n%s", diff)
 		}
-		if got, err := kbs.Get(ctx, a.ID, kb.ID); err != nil || !cmp.Equal(swapped, got, jsonEqual) {
-			t.Errorf("Get after SwapSettings = %+v, %v; want %+v", got, err, swapped)
-		}
-
-		// A writer holding an old read loses and changes nothing.
-		_, err = kbs.SwapSettings(ctx, a.ID, kb.ID, nil, json.RawMessage(`{"stale": true}`), 9, 9)
-		wantErr(t, "SwapSettings(stale prev)", err, store.ErrConflict)
-		_, err = kbs.SwapSettings(ctx, a.ID, kb.ID, json.RawMessage(`{"sources": {}}`), nil, 0, 0)
-		wantErr(t, "SwapSettings(other prev)", err, store.ErrConflict)
-		if got, _ := kbs.Get(ctx, a.ID, kb.ID); !cmp.Equal(swapped, got, jsonEqual) {
-			t.Errorf("a refused swap changed the base: %+v", got)
+		if got.UpdatedAt.IsZero() {
+			t.Error("GetSource: UpdatedAt not stamped")
 		}
 
-		// Back to none, with the prev as read.
-		cleared, err := kbs.SwapSettings(ctx, a.ID, kb.ID, swapped.Settings, nil, 0, 0)
-		if err != nil || cleared.Settings != nil || cleared.Documents != 0 || cleared.Chunks != 0 {
-			t.Errorf("SwapSettings(to none) = %+v, %v", cleared, err)
+		// Putting a name again replaces it, and the counts follow.
+		put(store.KnowledgeSource{KnowledgeBaseID: kb.ID, Name: "manual.pdf", Documents: 1, Chunks: 4})
+		counts("replacing manual.pdf", 3, 7)
+		list, err := kbs.ListSources(ctx, a.ID, kb.ID)
+		if err != nil {
+			t.Fatalf("ListSources = %v", err)
 		}
-		_, err = kbs.SwapSettings(ctx, a.ID, store.NewID(), nil, first, 1, 1)
-		wantErr(t, "SwapSettings(unknown base)", err, store.ErrNotFound)
-		_, err = kbs.SwapSettings(ctx, a.ID, kb.ID, nil, first, -1, 0)
-		wantErr(t, "SwapSettings(negative count)", err, store.ErrInvalid)
+		var names []string
+		for _, src := range list {
+			names = append(names, fmt.Sprintf("%s:%d/%d:%s", src.Name, src.Documents, src.Chunks, src.Record))
+		}
+		if diff := cmp.Diff([]string{"faq.txt:2/3:", "manual.pdf:1/4:"}, names); diff != "" {
+			t.Errorf("ListSources, by name (-want +got):\n%s", diff)
+		}
 
-		// Writers that each add their own key, reading again whenever
-		// they lose, lose nothing between them (ingest workers in several
-		// processes each record their own file).
-		const writers = 8
+		if err := kbs.DeleteSource(ctx, a.ID, kb.ID, "faq.txt"); err != nil {
+			t.Fatalf("DeleteSource = %v", err)
+		}
+		counts("deleting faq.txt", 1, 4)
+		wantErr(t, "DeleteSource(twice)", kbs.DeleteSource(ctx, a.ID, kb.ID, "faq.txt"), store.ErrNotFound)
+		_, err = kbs.GetSource(ctx, a.ID, kb.ID, "faq.txt")
+		wantErr(t, "GetSource(deleted)", err, store.ErrNotFound)
+		if got, _ := kbs.GetSource(ctx, a.ID, other.ID, "faq.txt"); got.Chunks != 50 {
+			t.Errorf("the other base's faq.txt = %+v, want it untouched", got)
+		}
+
+		// Another workspace reaches none of it.
+		_, err = kbs.GetSource(ctx, b.ID, kb.ID, "manual.pdf")
+		wantErr(t, "GetSource(B, A's base)", err, store.ErrNotFound)
+		wantErr(t, "DeleteSource(B, A's base)", kbs.DeleteSource(ctx, b.ID, kb.ID, "manual.pdf"), store.ErrNotFound)
+		err = kbs.PutSource(ctx, a.ID, store.KnowledgeSource{KnowledgeBaseID: store.NewID(), Name: "x", Documents: 1})
+		wantErr(t, "PutSource(unknown base)", err, store.ErrNotFound)
+		for _, bad := range []store.KnowledgeSource{
+			{KnowledgeBaseID: kb.ID, Documents: 1},
+			{KnowledgeBaseID: kb.ID, Name: "x", Chunks: -1},
+			{KnowledgeBaseID: kb.ID, Name: "x", Record: json.RawMessage(`{"parts"`)},
+		} {
+			wantErr(t, fmt.Sprintf("PutSource(%+v)", bad), kbs.PutSource(ctx, a.ID, bad), store.ErrInvalid)
+		}
+		counts("refused puts", 1, 4)
+
+		// Ingest workers in several processes record their files at once:
+		// no source and no count may be lost.
+		const workers, perWorker = 8, 5
 		var (
 			wg   sync.WaitGroup
 			mu   sync.Mutex
 			errs []error // guarded by mu
 		)
 		start := make(chan struct{})
-		for w := range writers {
+		for w := range workers {
 			wg.Go(func() {
 				<-start
-				for attempt := 0; ; attempt++ {
-					cur, err := kbs.Get(ctx, a.ID, kb.ID)
-					if err == nil {
-						keys := map[string]int{}
-						if len(cur.Settings) > 0 {
-							err = json.Unmarshal(cur.Settings, &keys)
-						}
-						if err == nil {
-							keys[fmt.Sprint("w", w)] = w
-							next, _ := json.Marshal(keys)
-							_, err = kbs.SwapSettings(ctx, a.ID, kb.ID, cur.Settings, next, len(keys), len(keys))
-						}
-					}
-					if errors.Is(err, store.ErrConflict) && attempt < 1000 {
-						continue
-					}
-					if err != nil {
+				for i := range perWorker {
+					src := store.KnowledgeSource{KnowledgeBaseID: kb.ID, Name: fmt.Sprintf("w%d-%d.txt", w, i), Documents: 1, Chunks: 3}
+					if err := kbs.PutSource(ctx, a.ID, src); err != nil {
 						mu.Lock()
-						errs = append(errs, fmt.Errorf("writer %d: %w", w, err))
+						errs = append(errs, fmt.Errorf("worker %d put %d: %w", w, i, err))
 						mu.Unlock()
+						return
 					}
-					return
 				}
 			})
 		}
@@ -322,17 +352,17 @@ func testKnowledgeBases(t *testing.T, open func(t *testing.T) store.Store) {
 		for _, err := range errs {
 			t.Error(err)
 		}
-		got, err := kbs.Get(ctx, a.ID, kb.ID)
-		if err != nil {
+		counts("concurrent puts", 1+workers*perWorker, 4+3*workers*perWorker)
+		if list, err := kbs.ListSources(ctx, a.ID, kb.ID); err != nil || len(list) != 1+workers*perWorker {
+			t.Errorf("ListSources after concurrent puts = %d sources, %v; want %d", len(list), err, 1+workers*perWorker)
+		}
+
+		// Deleting the base deletes its sources.
+		if err := kbs.Delete(ctx, a.ID, kb.ID); err != nil {
 			t.Fatal(err)
 		}
-		keys := map[string]int{}
-		if err := json.Unmarshal(got.Settings, &keys); err != nil {
-			t.Fatalf("settings after concurrent swaps: %s: %v", got.Settings, err)
-		}
-		if len(keys) != writers || got.Documents != writers {
-			t.Errorf("after %d concurrent writers: settings %s, %d documents; want every writer's key", writers, got.Settings, got.Documents)
-		}
+		_, err = kbs.GetSource(ctx, a.ID, kb.ID, "manual.pdf")
+		wantErr(t, "GetSource(deleted base)", err, store.ErrNotFound)
 	})
 
 	t.Run("DeleteCascadesIngestJobs", func(t *testing.T) {
