@@ -143,11 +143,12 @@ func (s *Store) Ping(ctx context.Context) error {
 // then applies pending migrations, each in a transaction, holding an
 // advisory lock so concurrent callers on the same schema wait for each
 // other instead of racing.
-func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, 0) }
+func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, 0, false) }
 
-// migrate applies the migrations up to version to, or all when to is 0
-// (tests of a migration start from the version before it).
-func (s *Store) migrate(ctx context.Context, to int64) error {
+// migrate applies the migrations up to version to, or all when to is 0;
+// with down, it reverts those after version to instead (tests of a
+// migration start from the version before it, and go back to it).
+func (s *Store) migrate(ctx context.Context, to int64, down bool) error {
 	if err := s.ensureSchema(ctx); err != nil {
 		return fmt.Errorf("postgres: migrate: %w", err)
 	}
@@ -178,9 +179,12 @@ func (s *Store) migrate(ctx context.Context, to int64) error {
 	if err != nil {
 		return fmt.Errorf("postgres: migrate: %w", err)
 	}
-	if to > 0 {
+	switch {
+	case down:
+		_, err = p.DownTo(ctx, to)
+	case to > 0:
 		_, err = p.UpTo(ctx, to)
-	} else {
+	default:
 		_, err = p.Up(ctx)
 	}
 	if err != nil {

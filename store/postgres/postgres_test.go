@@ -138,5 +138,7 @@ func TestSourcesMigration(t *testing.T) {
 	if err := st.MigrateTo(ctx, storetest.SourcesMigrationVersion); err != nil {
 		t.Fatal(err)
 	}
-	storetest.SourcesMigration(t, st, st.Migrate)
+	storetest.SourcesMigration(t, st, st.Migrate, func(ctx context.Context) error {
+		return st.MigrateDownTo(ctx, storetest.SourcesMigrationVersion)
+	})
 }

@@ -281,11 +281,12 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Migrate implements store.Store. Migrations run on the writer connection,
 // each in its own transaction.
-func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, 0) }
+func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, 0, false) }
 
-// migrate applies the migrations up to version to, or all when to is 0
-// (tests of a migration start from the version before it).
-func (s *Store) migrate(ctx context.Context, to int64) error {
+// migrate applies the migrations up to version to, or all when to is 0;
+// with down, it reverts those after version to instead (tests of a
+// migration start from the version before it, and go back to it).
+func (s *Store) migrate(ctx context.Context, to int64, down bool) error {
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return fmt.Errorf("sqlite: migrate: %w", err)
@@ -297,9 +298,12 @@ func (s *Store) migrate(ctx context.Context, to int64) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
-	if to > 0 {
+	switch {
+	case down:
+		_, err = p.DownTo(ctx, to)
+	case to > 0:
 		_, err = p.UpTo(ctx, to)
-	} else {
+	default:
 		_, err = p.Up(ctx)
 	}
 	if err != nil {

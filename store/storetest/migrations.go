@@ -18,8 +18,10 @@ const SourcesMigrationVersion = 8
 // SourcesMigration checks the move of knowledge-base sources out of
 // knowledge_bases.settings: st is migrated up to SourcesMigrationVersion,
 // finish applies the rest. Every base keeps its files, counts and other
-// settings; the "sources" key leaves the settings.
-func SourcesMigration(t *testing.T, st store.Store, finish func(context.Context) error) {
+// settings; the "sources" key leaves the settings. Then down reverts to
+// SourcesMigrationVersion and finish runs again: the files survive the
+// round trip.
+func SourcesMigration(t *testing.T, st store.Store, finish, down func(context.Context) error) {
 	t.Helper()
 	ctx := t.Context()
 	ws, err := st.Workspaces().GetOrCreate(ctx, "team")
@@ -80,6 +82,18 @@ func SourcesMigration(t *testing.T, st store.Store, finish func(context.Context)
 	check(none, "", nil)
 	// kb refused such settings; the key goes, with nothing to move.
 	check(odd, "", nil)
+
+	if err := down(ctx); err != nil {
+		t.Fatalf("migrating down to version %d: %v", SourcesMigrationVersion, err)
+	}
+	if err := finish(ctx); err != nil {
+		t.Fatalf("migrating up again: %v", err)
+	}
+	check(withOther, `{"chunk_size": 400}`, []string{
+		"corpus.jsonl 2/2 parts=<nil> ids=[d1 d2]",
+		"leave.txt 1/3 parts=map[leave.txt:3] ids=<nil>",
+	})
+	check(none, "", nil)
 }
 
 func jsonEqualBytes(t *testing.T, a, b []byte) bool {

@@ -32,6 +32,6 @@ WHERE CASE WHEN json_valid(settings) THEN json_type(settings, '$.sources') IS NO
 -- +goose Down
 UPDATE knowledge_bases
 SET settings = json_set(coalesce(settings, '{}'), '$.sources',
-    (SELECT json_group_object(s.name, json(coalesce(s.record, '{}'))) FROM kb_sources s WHERE s.kb_id = knowledge_bases.id))
+    json((SELECT json_group_object(s.name, json(coalesce(s.record, '{}'))) FROM kb_sources s WHERE s.kb_id = knowledge_bases.id)))
 WHERE EXISTS (SELECT 1 FROM kb_sources s WHERE s.kb_id = knowledge_bases.id);
 DROP TABLE kb_sources;
