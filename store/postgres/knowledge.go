@@ -199,9 +199,8 @@ func (r knowledgeBases) DeleteSource(ctx context.Context, workspaceID, kbID, nam
 }
 
 func (r knowledgeBases) ListSources(ctx context.Context, workspaceID, kbID string) ([]store.KnowledgeSource, error) {
-	var one int
-	if err := r.s.pool.QueryRow(ctx, `SELECT 1 FROM knowledge_bases WHERE workspace_id = $1 AND id = $2`, workspaceID, kbID).Scan(&one); err != nil {
-		return nil, fmt.Errorf("postgres: list sources of knowledge base %s: %w", kbID, mapErr(err))
+	if err := kbExists(ctx, r.s.pool, workspaceID, kbID); err != nil {
+		return nil, fmt.Errorf("postgres: list sources of knowledge base %s: %w", kbID, err)
 	}
 	out, err := queryList(ctx, r.s, scanSource,
 		`SELECT `+sourceColumns+` FROM kb_sources s WHERE s.kb_id = $1 ORDER BY s.name`, kbID)
@@ -341,7 +340,7 @@ func (r ingestJobs) List(ctx context.Context, workspaceID, kbID string, limit in
 		WHERE workspace_id = $1 AND kb_id = $2 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $3`,
 		workspaceID, kbID, limit)
 	if err == nil && len(out) == 0 {
-		err = r.kbExists(ctx, workspaceID, kbID)
+		err = kbExists(ctx, r.s.pool, workspaceID, kbID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list ingest jobs of knowledge base %s: %w", kbID, err)
@@ -350,9 +349,11 @@ func (r ingestJobs) List(ctx context.Context, workspaceID, kbID string, limit in
 }
 
 // kbExists returns ErrNotFound unless the workspace holds the knowledge base.
-func (r ingestJobs) kbExists(ctx context.Context, workspaceID, id string) error {
+func kbExists(ctx context.Context, q interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}, workspaceID, id string) error {
 	var one int
-	err := r.s.pool.QueryRow(ctx, `SELECT 1 FROM knowledge_bases WHERE workspace_id = $1 AND id = $2`, workspaceID, id).Scan(&one)
+	err := q.QueryRow(ctx, `SELECT 1 FROM knowledge_bases WHERE workspace_id = $1 AND id = $2`, workspaceID, id).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w: knowledge base %s does not exist in the workspace", store.ErrNotFound, id)
 	}

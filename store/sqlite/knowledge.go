@@ -122,15 +122,6 @@ const recount = `UPDATE knowledge_bases SET
 	updated_at = ?2
 	WHERE id = ?1`
 
-// ownedBy reports ErrNotFound unless the base is the workspace's.
-func ownedBy(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, workspaceID, kbID string) error {
-	var one int
-	err := q.QueryRowContext(ctx, `SELECT 1 FROM knowledge_bases WHERE workspace_id = ? AND id = ?`, workspaceID, kbID).Scan(&one)
-	return mapErr(err)
-}
-
 func scanSource(sc scanner) (store.KnowledgeSource, error) {
 	var (
 		src     store.KnowledgeSource
@@ -162,7 +153,7 @@ func (r knowledgeBases) PutSource(ctx context.Context, workspaceID string, src s
 		return fmt.Errorf("sqlite: put knowledge source: %w", err)
 	}
 	err := r.s.writeTx(ctx, func(tx *sql.Tx) error {
-		if err := ownedBy(ctx, tx, workspaceID, src.KnowledgeBaseID); err != nil {
+		if err := kbExists(ctx, tx, workspaceID, src.KnowledgeBaseID); err != nil {
 			return err
 		}
 		at := micros(now())
@@ -184,7 +175,7 @@ func (r knowledgeBases) PutSource(ctx context.Context, workspaceID string, src s
 
 func (r knowledgeBases) DeleteSource(ctx context.Context, workspaceID, kbID, name string) error {
 	err := r.s.writeTx(ctx, func(tx *sql.Tx) error {
-		if err := ownedBy(ctx, tx, workspaceID, kbID); err != nil {
+		if err := kbExists(ctx, tx, workspaceID, kbID); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM kb_sources WHERE kb_id = ? AND name = ?`, kbID, name)
@@ -204,7 +195,7 @@ func (r knowledgeBases) DeleteSource(ctx context.Context, workspaceID, kbID, nam
 }
 
 func (r knowledgeBases) ListSources(ctx context.Context, workspaceID, kbID string) ([]store.KnowledgeSource, error) {
-	if err := ownedBy(ctx, r.s.reader, workspaceID, kbID); err != nil {
+	if err := kbExists(ctx, r.s.reader, workspaceID, kbID); err != nil {
 		return nil, fmt.Errorf("sqlite: list sources of knowledge base %s: %w", kbID, err)
 	}
 	out, err := queryList(ctx, r.s.reader, scanSource,
