@@ -126,12 +126,14 @@ func reportMs(b *testing.B, d time.Duration, unit string) {
 // more often than in a gateway on its own; gc-cycles reports how many ran
 // during each benchmark's rounds.
 func BenchmarkGatewayOverhead(b *testing.B) {
+	pct, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
+	debug.SetGCPercent(pct)
+	b.Cleanup(func() {
+		debug.SetGCPercent(pct)
+		debug.SetMemoryLimit(limit)
+	})
 	def := config.Default().Server
 	set := gctune.Apply(def.GCPercent, def.MemoryLimitMiB, os.Getenv)
-	b.Cleanup(func() {
-		debug.SetGCPercent(100)
-		debug.SetMemoryLimit(math.MaxInt64)
-	})
 	b.Logf("collector: GOGC=%d, memory limit %d MiB, from the environment: %v", set.GCPercent, set.MemoryLimit>>20, set.FromEnv)
 	answer := llmtest.Turn{Text: "Hello! I am doing well, thank you for asking. How can I help you today?", Usage: llm.Usage{InputTokens: 12, OutputTokens: 18}}
 
