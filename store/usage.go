@@ -40,6 +40,14 @@ type UsageRecord struct {
 	Status     Status `json:"status"`
 	// ErrorKind is the llm error kind of a failed request.
 	ErrorKind string `json:"error_kind,omitempty"`
+	// Surface is the way the agent was run: "openai" (/v1), "chat"
+	// (/api/chat), "mcp", "a2a", "workflow" (an agent node), …
+	Surface string `json:"surface,omitempty"`
+	// Actor is who asked: "apikey:<id>", "oauth:<client id>",
+	// "user:<id>" or "system:<name>" (a worker running a workflow).
+	Actor string `json:"actor,omitempty"`
+	// RunID is the workflow run an agent node ran in.
+	RunID string `json:"run_id,omitempty"`
 	// CreatedAt is when the request happened; Record stamps the current
 	// time when it is zero.
 	CreatedAt time.Time `json:"created_at"`

@@ -13,7 +13,7 @@ import (
 type usage struct{ s *Store }
 
 const usageColumns = `id, workspace_id, api_key_id, agent, model, provider, end_user,
-	input_tokens, output_tokens, cached_tokens, latency_ms, upstream_ms, status, error_kind, created_at`
+	input_tokens, output_tokens, cached_tokens, latency_ms, upstream_ms, status, error_kind, created_at, surface, actor, run_id`
 
 func (r usage) Record(ctx context.Context, records ...store.UsageRecord) error {
 	for _, u := range records {
@@ -40,10 +40,10 @@ func (r usage) Record(ctx context.Context, records ...store.UsageRecord) error {
 			created = store.Timestamp(u.CreatedAt)
 		}
 		batch.Queue(`INSERT INTO usage_records (`+usageColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 			u.ID, u.WorkspaceID, u.APIKeyID, u.Agent, u.Model, u.Provider, u.User,
 			u.InputTokens, u.OutputTokens, u.CachedTokens, u.LatencyMs, u.UpstreamMs,
-			u.Status, u.ErrorKind, created)
+			u.Status, u.ErrorKind, created, u.Surface, u.Actor, u.RunID)
 	}
 	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
 		return fmt.Errorf("postgres: record usage: %w", mapErr(err))
@@ -58,7 +58,7 @@ func scanUsage(row pgx.Row) (store.UsageRecord, error) {
 	var u store.UsageRecord
 	if err := row.Scan(&u.ID, &u.WorkspaceID, &u.APIKeyID, &u.Agent, &u.Model, &u.Provider, &u.User,
 		&u.InputTokens, &u.OutputTokens, &u.CachedTokens, &u.LatencyMs, &u.UpstreamMs,
-		&u.Status, &u.ErrorKind, &u.CreatedAt); err != nil {
+		&u.Status, &u.ErrorKind, &u.CreatedAt, &u.Surface, &u.Actor, &u.RunID); err != nil {
 		return store.UsageRecord{}, err
 	}
 	u.CreatedAt = u.CreatedAt.UTC()

@@ -11,7 +11,7 @@ import (
 type usage struct{ s *Store }
 
 const usageColumns = `id, workspace_id, api_key_id, agent, model, provider, end_user,
-	input_tokens, output_tokens, cached_tokens, latency_ms, upstream_ms, status, error_kind, created_at`
+	input_tokens, output_tokens, cached_tokens, latency_ms, upstream_ms, status, error_kind, created_at, surface, actor, run_id`
 
 func (r usage) Record(ctx context.Context, records ...store.UsageRecord) error {
 	for _, u := range records {
@@ -27,7 +27,7 @@ func (r usage) Record(ctx context.Context, records ...store.UsageRecord) error {
 		return fmt.Errorf("sqlite: record usage: %w", mapErr(err))
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO usage_records (`+usageColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO usage_records (`+usageColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fmt.Errorf("sqlite: record usage: %w", mapErr(err))
 	}
@@ -43,7 +43,7 @@ func (r usage) Record(ctx context.Context, records ...store.UsageRecord) error {
 		if _, err := stmt.ExecContext(ctx,
 			u.ID, u.WorkspaceID, u.APIKeyID, u.Agent, u.Model, u.Provider, u.User,
 			u.InputTokens, u.OutputTokens, u.CachedTokens, u.LatencyMs, u.UpstreamMs,
-			u.Status, u.ErrorKind, micros(created)); err != nil {
+			u.Status, u.ErrorKind, micros(created), u.Surface, u.Actor, u.RunID); err != nil {
 			return fmt.Errorf("sqlite: record usage: %w", mapErr(err))
 		}
 	}
@@ -60,7 +60,7 @@ func scanUsage(sc scanner) (store.UsageRecord, error) {
 	)
 	if err := sc.Scan(&u.ID, &u.WorkspaceID, &u.APIKeyID, &u.Agent, &u.Model, &u.Provider, &u.User,
 		&u.InputTokens, &u.OutputTokens, &u.CachedTokens, &u.LatencyMs, &u.UpstreamMs,
-		&u.Status, &u.ErrorKind, &created); err != nil {
+		&u.Status, &u.ErrorKind, &created, &u.Surface, &u.Actor, &u.RunID); err != nil {
 		return store.UsageRecord{}, err
 	}
 	u.CreatedAt = fromMicros(created)

@@ -24,7 +24,8 @@ func testUsage(t *testing.T, open func(t *testing.T) store.Store) {
 			return store.UsageRecord{ID: store.NewID(), WorkspaceID: ws.ID, APIKeyID: "key-" + agent, Agent: agent,
 				Model: model, Provider: provider, User: "alice@example.com",
 				InputTokens: in, OutputTokens: out, CachedTokens: cached, LatencyMs: lat, UpstreamMs: up,
-				Status: status, ErrorKind: kind, CreatedAt: at}
+				Status: status, ErrorKind: kind, CreatedAt: at,
+				Surface: "openai", Actor: "apikey:key-" + agent, RunID: "run-" + agent}
 		}
 		old := rec(a, t0.Add(-time.Hour), "helper", "openai", "gpt-4o", 1000, 100, 0, 50, 40, store.StatusOK, "")
 		r1 := rec(a, t0, "helper", "openai", "gpt-4o", 100, 50, 20, 1000, 800, store.StatusOK, "")
