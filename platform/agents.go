@@ -132,7 +132,11 @@ func (p *Platform) build(ctx context.Context, row store.Agent, off toolsOff) (*A
 			return nil, fmt.Errorf("middleware settings: %w", err)
 		}
 	}
-	model := auditScoped(p.chain(pr, p.wsSafety[row.WorkspaceID], as.Settings), row.WorkspaceID)
+	chain, err := p.chain(pr, row.WorkspaceID, p.wsSafety[row.WorkspaceID], as.Settings)
+	if err != nil {
+		return nil, err
+	}
+	model := auditScoped(chain, row.WorkspaceID)
 	if p.knowledge != nil {
 		// Retrieval wraps the whole chain, so guard and PII masking see the
 		// retrieved passages as they see the rest of the prompt. It is on
@@ -167,9 +171,13 @@ func (p *Platform) build(ctx context.Context, row store.Agent, off toolsOff) (*A
 // set come from its workspace (guard and PII), then from the provider, and
 // the provider's rate limiter is shared by all its agents; an agent that
 // sets its own rate limit gets its own bucket.
-func (p *Platform) chain(pr *provider, wsSettings, agentSettings middleware.Settings) llm.Model {
+func (p *Platform) chain(pr *provider, workspaceID string, wsSettings, agentSettings middleware.Settings) (llm.Model, error) {
+	adapter, err := pr.adapters.forWorkspace(workspaceID)
+	if err != nil {
+		return nil, err
+	}
 	if agentSettings == (middleware.Settings{}) && wsSettings == (middleware.Settings{}) {
-		return llm.Chain(pr.model, pr.shared...)
+		return llm.Chain(adapter, pr.shared...), nil
 	}
 	merged := middleware.Merge(middleware.Merge(pr.settings, wsSettings), agentSettings)
 	logger := p.logger.With("provider", pr.info.Name)
@@ -182,9 +190,9 @@ func (p *Platform) chain(pr *provider, wsSettings, agentSettings middleware.Sett
 		}
 		merged.RateLimit = middleware.RateLimitSettings{}
 		mws = append(mws, middleware.BuildWith(merged, &middleware.BuildOptions{Logger: logger, Audit: p.auditSafety})...)
-		return llm.Chain(pr.model, mws...)
+		return llm.Chain(adapter, mws...), nil
 	}
-	return llm.Chain(pr.model, middleware.BuildWith(merged, &middleware.BuildOptions{Logger: logger, Audit: p.auditSafety})...)
+	return llm.Chain(adapter, middleware.BuildWith(merged, &middleware.BuildOptions{Logger: logger, Audit: p.auditSafety})...), nil
 }
 
 // KBSearchTool is the name of the knowledge-search tool. It is not in the

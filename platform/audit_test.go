@@ -73,7 +73,7 @@ func TestAuditEvents(t *testing.T) {
 		t.Fatalf("events with a principal = %+v, want one by apikey:k1 (never the end user)", got)
 	}
 
-	if err := p.PutCredential(ctx, ws.ID, "fake", "sk-secret-value"); err != nil {
+	if _, err := p.PutCredential(ctx, ws.ID, "fake", "sk-secret-value"); err != nil {
 		t.Fatal(err)
 	}
 	row, err := p.CreateAgent(ctx, store.Agent{WorkspaceID: ws.ID, Name: "writer", Model: "fake/m"})

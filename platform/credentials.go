@@ -57,6 +57,17 @@ func (c *credentials) put(ctx context.Context, workspaceID, provider, key string
 	return nil
 }
 
+// remove deletes the stored key.
+func (c *credentials) remove(ctx context.Context, workspaceID, provider string) error {
+	if err := c.store.Delete(ctx, workspaceID, provider); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	delete(c.cache, workspaceID+"\x00"+provider)
+	c.mu.Unlock()
+	return nil
+}
+
 func (c *credentials) ciphertext(ctx context.Context, workspaceID, provider string) ([]byte, error) {
 	k := workspaceID + "\x00" + provider
 	c.mu.Lock()
@@ -96,25 +107,25 @@ func (c *credentials) has(ctx context.Context, workspaceID, provider string) boo
 	return err == nil && ct != nil
 }
 
-// credentialTransport adds the workspace's stored key to each upstream
-// request of a provider configured without a key. The key is looked up for
-// the workspace in the request's context and decrypted right there.
+// credentialTransport adds a workspace's stored key to each upstream
+// request of a provider configured without a key. The workspace is bound
+// when the adapter is built (adapters.forWorkspace); the key is decrypted
+// for each request and sent the way the provider's API documents:
+// Anthropic's API takes API keys in x-api-key, OpenAI and every
+// OpenAI-compatible server in Authorization: Bearer.
 type credentialTransport struct {
-	base     http.RoundTripper
-	provider string
-	static   bool // the adapter already sends a configured key
-	creds    *credentials
+	base        http.RoundTripper
+	provider    string
+	typ         string
+	workspaceID string // "": none bound, send no stored key
+	creds       *credentials
 }
 
 func (t *credentialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.static {
+	if t.workspaceID == "" {
 		return t.base.RoundTrip(req)
 	}
-	p, ok := PrincipalFrom(req.Context())
-	if !ok {
-		return t.base.RoundTrip(req)
-	}
-	key, err := t.creds.key(req.Context(), p.WorkspaceID, t.provider)
+	key, err := t.creds.key(req.Context(), t.workspaceID, t.provider)
 	if err != nil {
 		if req.Body != nil {
 			req.Body.Close()
@@ -125,7 +136,11 @@ func (t *credentialTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		return t.base.RoundTrip(req)
 	}
 	req = req.Clone(req.Context())
-	// Both SDKs send API keys as a bearer token (anthropic-sdk-go v2 too).
-	req.Header.Set("Authorization", "Bearer "+key)
+	if t.typ == "anthropic" {
+		req.Header.Del("Authorization")
+		req.Header.Set("X-Api-Key", key)
+	} else {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	return t.base.RoundTrip(req)
 }

@@ -274,25 +274,46 @@ func (p *Platform) RecordUsage(r store.UsageRecord) { p.usage.record(r) }
 // that is not configured but names an adapter type ("openai",
 // "anthropic") creates that provider for the workspace with the type's
 // default endpoint.
-func (p *Platform) PutCredential(ctx context.Context, workspaceID, providerName, key string) error {
-	if _, ok := p.global[providerName]; !ok {
+//
+// Precedence: a key configured for the provider (agentcraft.yaml or a
+// detected environment key) wins over a stored one. Storing a key for
+// such a provider still succeeds, so that it applies once the configured
+// key is removed, but warning says it has no effect now (and it is
+// logged).
+func (p *Platform) PutCredential(ctx context.Context, workspaceID, providerName, key string) (warning string, err error) {
+	if pr, ok := p.global[providerName]; !ok {
 		_, err := p.store.Providers().GetByName(ctx, workspaceID, providerName)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			if !isProviderType(providerName) {
-				return fmt.Errorf("%w %q: name a configured provider (%v) or a provider type (openai, anthropic)", ErrUnknownProvider, providerName, p.providerNames(ctx, workspaceID))
+				return "", fmt.Errorf("%w %q: name a configured provider (%v) or a provider type (openai, anthropic)", ErrUnknownProvider, providerName, p.providerNames(ctx, workspaceID))
 			}
 			if _, err := p.store.Providers().Create(ctx, store.Provider{WorkspaceID: workspaceID, Name: providerName, Type: providerName, Source: store.SourceAPI}); err != nil && !errors.Is(err, store.ErrConflict) {
-				return err
+				return "", err
 			}
 		case err != nil:
-			return err
+			return "", err
 		}
+	} else if pr.staticKey {
+		warning = fmt.Sprintf("provider %q has a key in the server's configuration (%s), which takes precedence: the stored key is kept but not used while that key is configured", providerName, pr.info.Origin)
+		p.logger.Warn("stored_credential_ignored", "workspace_id", workspaceID, "provider", providerName,
+			"reason", "the provider has a configured key, which takes precedence")
 	}
 	if err := p.creds.put(ctx, workspaceID, providerName, key); err != nil {
-		return err
+		return "", err
 	}
 	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "credential.put", Target: "provider:" + providerName})
+	return warning, nil
+}
+
+// DeleteCredential removes the workspace's stored key for a provider;
+// store.ErrNotFound when none is stored. Requests after it go out without
+// the key (other processes notice within the credential cache's 10 s).
+func (p *Platform) DeleteCredential(ctx context.Context, workspaceID, providerName string) error {
+	if err := p.creds.remove(ctx, workspaceID, providerName); err != nil {
+		return err
+	}
+	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "credential.delete", Target: "provider:" + providerName})
 	return nil
 }
 

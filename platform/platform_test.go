@@ -565,7 +565,7 @@ func TestPutCredentialConfigProvider(t *testing.T) {
 	}
 
 	const key = "sk-workspace-a-secret"
-	if err := p.PutCredential(ctx, wsA, "keyless", key); err != nil {
+	if _, err := p.PutCredential(ctx, wsA, "keyless", key); err != nil {
 		t.Fatal(err)
 	}
 	cred, err := st.Credentials().Get(ctx, wsA, "keyless")
@@ -587,7 +587,7 @@ func TestPutCredentialConfigProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ask(platform.WithPrincipal(ctx, platform.Principal{WorkspaceID: wsA}), a); err != nil {
+	if _, err := ask(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	if got := fake.Requests()[0].Header.Get("Authorization"); got != "Bearer "+key {
@@ -606,7 +606,7 @@ func TestPutCredentialConfigProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ask(platform.WithPrincipal(ctx, platform.Principal{WorkspaceID: wsB.ID}), b)
+	_, err = ask(ctx, b)
 	if !errors.Is(err, secret.ErrDecrypt) {
 		t.Errorf("B's request with A's ciphertext = %v, want secret.ErrDecrypt", err)
 	}
@@ -628,11 +628,11 @@ func TestPutCredentialCreatesWorkspaceProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.PutCredential(ctx, wsA, "openai", "sk-1"); err != nil {
+	if _, err := p.PutCredential(ctx, wsA, "openai", "sk-1"); err != nil {
 		t.Fatal(err)
 	}
 	// Storing a new key for it again replaces the key.
-	if err := p.PutCredential(ctx, wsA, "openai", "sk-2"); err != nil {
+	if _, err := p.PutCredential(ctx, wsA, "openai", "sk-2"); err != nil {
 		t.Fatal(err)
 	}
 	got, err := p.Providers(ctx, wsA)
@@ -657,7 +657,7 @@ func TestPutCredentialCreatesWorkspaceProvider(t *testing.T) {
 		t.Errorf("CreateAgent in B on A's provider = %v, want ErrUnknownProvider", err)
 	}
 
-	err = p.PutCredential(ctx, wsA, "mistral", "sk-3")
+	_, err = p.PutCredential(ctx, wsA, "mistral", "sk-3")
 	if !errors.Is(err, platform.ErrUnknownProvider) || !strings.Contains(err.Error(), "mistral") {
 		t.Errorf("PutCredential(mistral) = %v, want ErrUnknownProvider naming it", err)
 	}
@@ -740,5 +740,100 @@ func TestMeter(t *testing.T) {
 	}
 	if m.Upstream() != before {
 		t.Errorf("a request without the meter changed it from %v to %v", before, m.Upstream())
+	}
+}
+
+// TestStoredKeyWireHeaders holds each provider type to the header its API
+// documents for API keys: Anthropic's x-api-key (never a bearer token),
+// OpenAI's Authorization: Bearer. The key is found from the agent's own
+// workspace, with nothing in the context: a queue worker's call sends it
+// as an HTTP request's does.
+func TestStoredKeyWireHeaders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ant := llmtest.NewAnthropic(t, llmtest.Turn{Text: "ok"})
+	oai := llmtest.NewOpenAI(t, llmtest.Turn{Text: "ok"})
+	st := newStore(t)
+	p := newPlatform(t, st, platform.Options{
+		Providers: []config.Provider{
+			{Name: "claude", Type: "anthropic", BaseURL: ant.URL, Middleware: noRetry},
+			fakeProvider("compat", oai, ""),
+		},
+		Agents: []config.Agent{{Name: "a", Model: "claude/claude-x"}, {Name: "o", Model: "compat/m"}},
+	})
+	ws := p.DefaultWorkspace().ID
+	if _, err := p.PutCredential(ctx, ws, "claude", "sk-ant-stored"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.PutCredential(ctx, ws, "compat", "sk-compat-stored"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "o"} {
+		a, err := p.Agent(ctx, ws, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ask(ctx, a); err != nil {
+			t.Fatalf("agent %s: %v", name, err)
+		}
+	}
+	ah := ant.Requests()[0].Header
+	if got := ah.Get("X-Api-Key"); got != "sk-ant-stored" {
+		t.Errorf("anthropic x-api-key = %q, want the stored key", got)
+	}
+	if got := ah.Get("Authorization"); got != "" {
+		t.Errorf("anthropic Authorization = %q, want none (API keys go in x-api-key)", got)
+	}
+	if got := oai.Requests()[0].Header.Get("Authorization"); got != "Bearer sk-compat-stored" {
+		t.Errorf("openai Authorization = %q, want the stored key as a bearer token", got)
+	}
+
+	// Deleting the key stops sending it.
+	if err := p.DeleteCredential(ctx, ws, "compat"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.DeleteCredential(ctx, ws, "compat"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("second DeleteCredential = %v, want store.ErrNotFound", err)
+	}
+	o, err := p.Agent(ctx, ws, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oai.Push(llmtest.Turn{Text: "ok"})
+	if _, err := ask(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if got := oai.Requests()[1].Header.Get("Authorization"); got != "" {
+		t.Errorf("after delete, Authorization = %q, want none", got)
+	}
+}
+
+// TestStoredKeyBehindConfiguredKey: a configured key wins, and storing one
+// for that provider says so instead of being ignored without a word.
+func TestStoredKeyBehindConfiguredKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fake := llmtest.NewOpenAI(t, llmtest.Turn{Text: "ok"})
+	p := newPlatform(t, newStore(t), platform.Options{
+		Providers: []config.Provider{fakeProvider("keyed", fake, "sk-configured")},
+		Agents:    []config.Agent{{Name: "h", Model: "keyed/m"}},
+	})
+	ws := p.DefaultWorkspace().ID
+	warning, err := p.PutCredential(ctx, ws, "keyed", "sk-stored")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(warning, "precedence") || !strings.Contains(warning, "keyed") {
+		t.Errorf("warning = %q, want it to say the configured key of keyed takes precedence", warning)
+	}
+	a, err := p.Agent(ctx, ws, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ask(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if got := fake.Requests()[0].Header.Get("Authorization"); got != "Bearer sk-configured" {
+		t.Errorf("Authorization = %q, want the configured key", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/internal/config"
@@ -41,8 +42,10 @@ type ProviderInfo struct {
 type provider struct {
 	info      ProviderInfo
 	staticKey bool
-	model     llm.Model // adapter wrapped in metered
-	settings  middleware.Settings
+	// adapters are the provider's adapters (each wrapped in metered),
+	// one per workspace when the key is the workspace's stored one.
+	adapters *adapters
+	settings middleware.Settings
 	// shared is the provider-level chain, built once so that its rate
 	// limiter is one bucket for every agent that does not set its own;
 	// limiter is that bucket alone (nil when rate limiting is off).
@@ -72,45 +75,104 @@ func newHTTPClient() *http.Client {
 	return &http.Client{Transport: t}
 }
 
-func (p *Platform) buildProvider(name, typ, baseURL, apiKey string, timeout time.Duration) (llm.Model, error) {
+// adapterSpec is what a provider's adapters are built from.
+type adapterSpec struct {
+	name, typ, baseURL, apiKey string
+	timeout                    time.Duration
+}
+
+// adapters builds a provider's adapter for each workspace that uses it.
+// A provider with a configured key has one adapter for everyone. One
+// without sends each workspace's stored credential: its adapter for a
+// workspace carries that workspace id in its HTTP transport, bound when
+// the agent is built, so the key is found for whoever runs the agent — an
+// HTTP request, a queue worker or a scheduled job — with no context value
+// to forget.
+type adapters struct {
+	spec  adapterSpec
+	build func(spec adapterSpec, workspaceID string) (llm.Model, error)
+
+	mu sync.Mutex // guards byWS
+	// byWS is the adapter per workspace id ("" for a provider with a
+	// configured key).
+	byWS map[string]llm.Model
+}
+
+// forWorkspace returns the adapter that sends workspaceID's credential.
+func (a *adapters) forWorkspace(workspaceID string) (llm.Model, error) {
+	if a.spec.apiKey != "" {
+		workspaceID = ""
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if m, ok := a.byWS[workspaceID]; ok {
+		return m, nil
+	}
+	m, err := a.build(a.spec, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	if a.byWS == nil {
+		a.byWS = map[string]llm.Model{}
+	}
+	a.byWS[workspaceID] = m
+	return m, nil
+}
+
+func (p *Platform) newAdapters(name, typ, baseURL, apiKey string, timeout time.Duration) (*adapters, error) {
+	a := &adapters{spec: adapterSpec{name: name, typ: typ, baseURL: baseURL, apiKey: apiKey, timeout: timeout}, build: p.buildAdapter}
+	// Build one now so that a bad type or URL fails at start, not at
+	// the first request.
+	if _, err := a.forWorkspace(""); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (p *Platform) buildAdapter(spec adapterSpec, workspaceID string) (llm.Model, error) {
 	hc := &http.Client{Transport: &credentialTransport{
-		base:     p.http.Transport,
-		provider: name,
-		static:   apiKey != "",
-		creds:    p.creds,
+		base:        p.http.Transport,
+		provider:    spec.name,
+		typ:         spec.typ,
+		workspaceID: workspaceID,
+		creds:       p.creds,
 	}}
+	if spec.apiKey != "" {
+		hc = &http.Client{Transport: p.http.Transport}
+	}
+	timeout := spec.timeout
 	if timeout == 0 {
 		timeout = 10 * time.Minute
 	}
 	var m llm.Model
-	switch typ {
+	switch spec.typ {
 	case "openai":
-		c, err := openai.New(&openai.Options{Name: name, BaseURL: baseURL, APIKey: apiKey, HTTPClient: hc, Timeout: timeout})
+		c, err := openai.New(&openai.Options{Name: spec.name, BaseURL: spec.baseURL, APIKey: spec.apiKey, HTTPClient: hc, Timeout: timeout})
 		if err != nil {
 			return nil, err
 		}
 		m = c
 	case "anthropic":
-		c, err := anthropic.New(&anthropic.Options{Name: name, BaseURL: baseURL, APIKey: apiKey, HTTPClient: hc, Timeout: timeout})
+		c, err := anthropic.New(&anthropic.Options{Name: spec.name, BaseURL: spec.baseURL, APIKey: spec.apiKey, HTTPClient: hc, Timeout: timeout})
 		if err != nil {
 			return nil, err
 		}
 		m = c
 	default:
-		return nil, fmt.Errorf("provider %q: type %q is not one of %s", name, typ, strings.Join(providerTypes, ", "))
+		return nil, fmt.Errorf("provider %q: type %q is not one of %s", spec.name, spec.typ, strings.Join(providerTypes, ", "))
 	}
 	return metered{next: m}, nil
 }
 
 func (p *Platform) addGlobalProvider(cp config.Provider, origin string, models []string) error {
-	m, err := p.buildProvider(cp.Name, cp.Type, cp.BaseURL, cp.APIKey, cp.Timeout)
+	m, err := p.newAdapters(cp.Name, cp.Type, cp.BaseURL, cp.APIKey, cp.Timeout)
 	if err != nil {
 		return err
 	}
 	pr := &provider{
 		info:      ProviderInfo{Name: cp.Name, Type: cp.Type, BaseURL: cp.BaseURL, Origin: origin, Models: models, HasKey: cp.APIKey != ""},
 		staticKey: cp.APIKey != "",
-		model:     m,
+		adapters:  m,
 		settings:  cp.Middleware,
 	}
 	if err := cp.Middleware.Validate(); err != nil {
@@ -223,13 +285,13 @@ func (p *Platform) providerFor(ctx context.Context, workspaceID, name string) (*
 			return nil, fmt.Errorf("provider %q: settings: %w", name, err)
 		}
 	}
-	m, err := p.buildProvider(row.Name, row.Type, row.BaseURL, "", 0)
+	m, err := p.newAdapters(row.Name, row.Type, row.BaseURL, "", 0)
 	if err != nil {
 		return nil, err
 	}
 	pr = &provider{
 		info:     ProviderInfo{Name: row.Name, Type: row.Type, BaseURL: row.BaseURL, Origin: OriginWorkspace},
-		model:    m,
+		adapters: m,
 		settings: settings,
 		updated:  row.UpdatedAt,
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ func (s *Server) registerManagement(mux *http.ServeMux) {
 	mux.HandleFunc("DELETE /api/agents/{id}", s.deleteAgent)
 	mux.HandleFunc("POST /api/credentials", s.putCredential)
 	mux.HandleFunc("GET /api/credentials", s.listCredentials)
+	mux.HandleFunc("DELETE /api/credentials/{provider}", s.deleteCredential)
 	mux.HandleFunc("GET /api/providers", s.listProviders)
 	mux.HandleFunc("GET /api/tools", s.listTools)
 	mux.HandleFunc("POST /api/tools/openapi", s.importOpenAPI)
@@ -180,11 +182,28 @@ func (s *Server) putCredential(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.BadRequest("api_key", "api_key is required"))
 		return
 	}
-	if err := s.p.PutCredential(r.Context(), workspace(r), b.Provider, strings.TrimSpace(b.APIKey)); err != nil {
+	warning, err := s.p.PutCredential(r.Context(), workspace(r), b.Provider, strings.TrimSpace(b.APIKey))
+	if err != nil {
 		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"saved": true, "provider": b.Provider})
+	out := map[string]any{"saved": true, "provider": b.Provider}
+	if warning != "" {
+		out["warning"] = warning
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) deleteCredential(w http.ResponseWriter, r *http.Request) {
+	if err := s.p.DeleteCredential(r.Context(), workspace(r), r.PathValue("provider")); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			apierr.Write(w, apierr.NotFound("credential_not_found", "no key is stored for provider "+strconv.Quote(r.PathValue("provider"))+"; GET /api/credentials lists them"))
+			return
+		}
+		storeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) listCredentials(w http.ResponseWriter, r *http.Request) {
