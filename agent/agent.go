@@ -98,6 +98,35 @@ type Agent struct {
 	// what the agent runs without, such as the tools of an MCP server
 	// that is down. Default: none.
 	Warnings []string
+	// Observe, when set, is called as each run begins; the context it
+	// returns is the run's, and the function it returns is called once
+	// when the run ends — finished, failed, or abandoned by a caller that
+	// stopped reading (Err is then context.Canceled). The run seam (package
+	// run) uses it to meter, record usage and scope audit events the same
+	// way whichever surface runs the agent. Default: none.
+	Observe func(ctx context.Context) (context.Context, func(RunEnd))
+	// Gate, when set, decides each server tool call before it runs: the
+	// one place where a call can be held for a decision (capability
+	// approvals). Default: every call runs.
+	Gate Gate
+}
+
+// RunEnd is how a run ended, as Agent.Observe learns it.
+type RunEnd struct {
+	// Usage is the tokens of every model call of the run.
+	Usage        llm.Usage
+	Steps        int
+	FinishReason llm.FinishReason
+	// Err is the error that ended the run; nil when it finished.
+	Err error
+}
+
+// Gate decides whether a server tool call may run. Allow may block until
+// a decision is made (it must honour ctx); an error refuses the call, and
+// its text reaches the model as the call's error result, so the model can
+// answer without the tool.
+type Gate interface {
+	Allow(ctx context.Context, t tool.Tool, call llm.ToolCall) error
 }
 
 // Input is one exchange asked of an agent, as an API client sends it.

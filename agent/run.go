@@ -50,6 +50,34 @@ import (
 // Text of successive steps is separated by a blank line in the stream, so
 // that "Let me check." and "It is 3 pm." do not run together.
 func (a *Agent) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
+	if a.Observe == nil {
+		return a.run(ctx, in)
+	}
+	return func(yield func(Event, error) bool) {
+		ctx, done := a.Observe(ctx)
+		end := RunEnd{Err: context.Canceled}
+		defer func() { done(end) }()
+		for ev, err := range a.run(ctx, in) {
+			switch {
+			case err != nil:
+				end.Err = err
+			case ev.Type == EventFinish:
+				end = RunEnd{Steps: ev.Steps, FinishReason: ev.FinishReason}
+				if ev.Usage != nil {
+					end.Usage = *ev.Usage
+				}
+			}
+			if !yield(ev, err) {
+				if err == nil && ev.Type != EventFinish {
+					end.Err = context.Canceled
+				}
+				return
+			}
+		}
+	}
+}
+
+func (a *Agent) run(ctx context.Context, in Input) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		r, err := a.start(in)
 		if err != nil {

@@ -84,6 +84,13 @@ func (r *run) callTool(ctx context.Context, c llm.ToolCall) (out outcome) {
 	if !ok {
 		return outcome{Result: tool.ErrorResult("invalid arguments for %s: %s", c.Name, strings.TrimPrefix(bad.Content, "invalid arguments: "))}
 	}
+	if g := r.a.Gate; g != nil {
+		if err := g.Allow(ctx, t, c); err != nil {
+			r.logger.LogAttrs(ctx, slog.LevelInfo, "agent tool call refused",
+				slog.String("agent", r.a.Name), slog.String("tool", c.Name), slog.String("reason", err.Error()))
+			return outcome{Result: tool.ErrorResult("tool %s was not allowed to run: %v", c.Name, err)}
+		}
+	}
 	callCtx := ctx
 	timeout := r.timeout(c.Name)
 	if timeout > 0 {

@@ -68,3 +68,9 @@ func (m metered) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Even
 		meter.add(time.Since(start))
 	}
 }
+
+// ContextWithMeter returns ctx carrying m, for a caller that keeps one
+// Meter across several calls (the run seam's bound agent).
+func ContextWithMeter(ctx context.Context, m *Meter) context.Context {
+	return context.WithValue(ctx, meterKey{}, m)
+}

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/agent"
 	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/server/openaiapi"
 )
@@ -40,6 +43,11 @@ type chatBody struct {
 	// budget (input plus output over the whole run) for this request.
 	MaxSteps  int `json:"max_steps"`
 	MaxTokens int `json:"max_tokens"`
+	// Files names uploads (POST /api/upload) for the conversation, as on
+	// /v1/chat/completions; content parts {"type":"file"} work too.
+	Files []struct {
+		ID string `json:"id"`
+	} `json:"files"`
 }
 
 // chatMessage is one message of a chat request. Unknown fields inside a
@@ -56,9 +64,8 @@ func (m *chatMessage) UnmarshalJSON(b []byte) error {
 type chatCall struct {
 	s     *Server
 	start time.Time
-	meter *platform.Meter
 	pr    platform.Principal
-	agent *platform.Agent
+	agent *run.Agent
 	usage llm.Usage
 }
 
@@ -66,8 +73,7 @@ type chatCall struct {
 // run. On failure it has answered with a 4xx or 5xx error.
 func (s *Server) beginChat(w http.ResponseWriter, r *http.Request, buffered bool) (*chatCall, func(yield func(agent.Event, error) bool), bool) {
 	c := &chatCall{s: s, start: time.Now()}
-	ctx, meter := platform.WithMeter(r.Context())
-	c.meter = meter
+	ctx := r.Context()
 	c.pr, _ = platform.PrincipalFrom(ctx)
 	var body chatBody
 	if !s.decodeBody(w, r, &body) {
@@ -91,18 +97,39 @@ func (s *Server) beginChat(w http.ResponseWriter, r *http.Request, buffered bool
 	for i, m := range body.Messages {
 		wire[i] = openaiapi.Message(m)
 	}
-	msgs, ae := openaiapi.DecodeMessages(wire, nil)
+	var fileIDs []string
+	msgs, ae := openaiapi.DecodeMessages(wire, &openaiapi.MessageOptions{Files: &fileIDs})
 	if ae != nil {
 		apierr.Write(w, ae)
 		return nil, nil, false
 	}
-	a, err := s.p.Agent(ctx, c.pr.WorkspaceID, body.Agent)
+	for i, f := range body.Files {
+		if f.ID == "" {
+			apierr.Write(w, apierr.BadRequest(fmt.Sprintf("files[%d].id", i), fmt.Sprintf("files[%d].id is required: the fileId POST /api/upload returned", i)))
+			return nil, nil, false
+		}
+		if !slices.Contains(fileIDs, f.ID) {
+			fileIDs = append(fileIDs, f.ID)
+		}
+	}
+	a, err := s.runner.Agent(ctx, run.Caller{Principal: run.PrincipalOf(c.pr), Surface: run.SurfaceChat}, body.Agent)
 	if err != nil {
 		c.fail(w, err)
 		return nil, nil, false
 	}
 	c.agent = a
-	events := a.Runtime.Run(ctx, agent.Input{
+	if len(fileIDs) > 0 {
+		var attach openaiapi.Attachments
+		if s.attach != nil {
+			attach = s.attach
+		}
+		if ctx, msgs, err = openaiapi.AttachFiles(ctx, attach, c.pr.WorkspaceID, fileIDs, msgs); err != nil {
+			a.Refused(err)
+			c.fail(w, err)
+			return nil, nil, false
+		}
+	}
+	events := a.Run(ctx, agent.Input{
 		Messages: msgs, User: c.pr.User, Buffered: buffered,
 		MaxSteps: body.MaxSteps, TokenBudget: body.MaxTokens,
 	})
@@ -123,21 +150,14 @@ func chatError(err error) *apierr.Error {
 	return apierr.FromLLM(err)
 }
 
-// fail answers err before anything else was written.
+// fail answers err before anything else was written. A run records its
+// own usage; so does a.Refused for a request that never ran.
 func (c *chatCall) fail(w http.ResponseWriter, err error) {
 	ae := chatError(err)
 	apierr.Write(w, ae)
-	if c.agent != nil {
-		c.record(err)
-	}
 	if ae.Status >= 500 {
 		c.s.logger.Warn("chat_failed", "workspace_id", c.pr.WorkspaceID, "error", err)
 	}
-}
-
-// record stores the request's usage, as /v1/chat/completions does.
-func (c *chatCall) record(err error) {
-	c.s.p.RecordUsage(openaiapi.UsageRecord(c.pr, c.agent, c.pr.User, c.usage, c.start, c.meter, err))
 }
 
 // chatToolCall is one server tool call in a chat answer.
@@ -221,7 +241,6 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	ans.Message = chatAnswerMessage{Role: "assistant", Content: text.String()}
 	ans.Usage = toChatUsage(c.usage)
-	c.record(nil)
 	writeJSON(w, http.StatusOK, ans)
 }
 
@@ -267,7 +286,6 @@ func (s *Server) chatStream(w http.ResponseWriter, r *http.Request) {
 				c.fail(w, err)
 				return
 			}
-			c.record(err)
 			_ = send(chatEventError, chatError(err).Body())
 			return
 		}
@@ -299,5 +317,4 @@ func (s *Server) chatStream(w http.ResponseWriter, r *http.Request) {
 			break // the client went away; the run's context is cancelled with it
 		}
 	}
-	c.record(writeErr)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -75,7 +76,7 @@ func newMCPFront(s *Server, o MCPOptions) (*mcpFront, error) {
 	if o.Auth == "" {
 		o.Auth = MCPAuthOAuth
 	}
-	m := &mcpFront{s: s, opts: o, logger: s.logger, tools: &mcpTools{p: s.p, runs: s.opts.Runs, knowledge: s.opts.Knowledge,
+	m := &mcpFront{s: s, opts: o, logger: s.logger, tools: &mcpTools{p: s.p, runner: s.runner, runs: s.opts.Runs, knowledge: s.opts.Knowledge,
 		logger: s.logger, version: s.opts.Version, cache: mcp.NewSchemaCache()}}
 	switch o.Auth {
 	case AuthNone:
@@ -213,8 +214,14 @@ func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ctx := platform.WithPrincipal(r.Context(), pr)
-	srv, err := m.tools.server(ctx, ws.ID, scopes)
+	ctx := r.Context()
+	caller := run.Principal{WorkspaceID: ws.ID, Actor: run.ActorSystem, ActorID: "mcp-no-auth"}
+	if client, ok := strings.CutPrefix(pr.User, "oauth:"); ok {
+		caller.Actor, caller.ActorID = run.ActorOAuthClient, client
+	} else if pr.User != "" {
+		caller.Actor, caller.ActorID = run.ActorUser, pr.User
+	}
+	srv, err := m.tools.server(ctx, caller, scopes)
 	if err != nil {
 		m.logger.Error("mcp_tools_failed", "workspace_id", ws.ID, "error", err)
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "cannot list the workspace's tools now; try again"})

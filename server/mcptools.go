@@ -18,6 +18,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/workflow"
@@ -41,6 +42,7 @@ const (
 // service).
 type mcpTools struct {
 	p         *platform.Platform
+	runner    *run.Runner
 	runs      *controlplane.Service
 	knowledge *kb.Service
 	logger    *slog.Logger
@@ -66,11 +68,11 @@ type workflowInput struct {
 // server returns an MCP server holding the workspace's tools that scopes
 // may list. It is built per request, so new agents and workflows appear
 // at once.
-func (t *mcpTools) server(ctx context.Context, workspaceID string, scopes scopeSet) (*mcp.Server, error) {
+func (t *mcpTools) server(ctx context.Context, caller run.Principal, scopes scopeSet) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "agentcraft", Title: "AgentCraft", Version: t.version},
 		&mcp.ServerOptions{Logger: t.logger, SchemaCache: t.cache,
 			Instructions: "AgentCraft's knowledge bases, agents and workflows. docsearch searches documents; agent_* ask an agent; workflow_* run a workflow and return its output."})
-	defs, err := t.defs(ctx, workspaceID, scopes)
+	defs, err := t.defs(ctx, caller, scopes)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +89,8 @@ type toolDef struct {
 }
 
 // defs returns the workspace's tools that scopes may list.
-func (t *mcpTools) defs(ctx context.Context, workspaceID string, scopes scopeSet) ([]toolDef, error) {
+func (t *mcpTools) defs(ctx context.Context, caller run.Principal, scopes scopeSet) ([]toolDef, error) {
+	workspaceID := caller.WorkspaceID
 	var defs []toolDef
 	if t.knowledge != nil && (scopes.has(ScopeDocsearchRead) || scopes.has(ScopeDocsearchSearch)) {
 		defs = append(defs, toolDef{toolDocsearch, func(srv *mcp.Server) {
@@ -115,7 +118,7 @@ func (t *mcpTools) defs(ctx context.Context, workspaceID string, scopes scopeSet
 		defs = append(defs, toolDef{agentToolPrefix + name, func(srv *mcp.Server) {
 			mcp.AddTool(srv, &mcp.Tool{Name: agentToolPrefix + name, Title: "Agent " + name, Description: desc},
 				func(ctx context.Context, _ *mcp.CallToolRequest, in agentInput) (*mcp.CallToolResult, any, error) {
-					return t.callAgent(ctx, workspaceID, name, in)
+					return t.callAgent(ctx, caller, name, in)
 				})
 		}})
 	}
@@ -220,22 +223,15 @@ func (t *mcpTools) docsearch(ctx context.Context, workspaceID string, in docsear
 }
 
 // callAgent runs the agent on one user message.
-func (t *mcpTools) callAgent(ctx context.Context, workspaceID, name string, in agentInput) (*mcp.CallToolResult, any, error) {
+func (t *mcpTools) callAgent(ctx context.Context, caller run.Principal, name string, in agentInput) (*mcp.CallToolResult, any, error) {
 	if strings.TrimSpace(in.Message) == "" {
 		return nil, nil, errors.New("message is empty: say what to ask the agent")
 	}
-	a, err := t.p.Agent(ctx, workspaceID, name)
+	a, err := t.runner.Agent(ctx, run.Caller{Principal: caller, Surface: run.SurfaceMCP}, name)
 	if err != nil {
 		return nil, nil, err
 	}
-	pr, _ := platform.PrincipalFrom(ctx)
-	res, err := a.Runtime.Generate(ctx, agent.Input{Messages: []llm.Message{llm.Text(llm.RoleUser, in.Message)}, User: pr.User})
-	rec := store.UsageRecord{WorkspaceID: workspaceID, Agent: name, Model: a.ModelID, Provider: a.Provider, User: pr.User,
-		InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CachedTokens: res.Usage.CachedTokens, Status: store.StatusOK}
-	if err != nil {
-		rec.Status, rec.ErrorKind = store.StatusError, string(llm.KindOf(err))
-	}
-	t.p.RecordUsage(rec)
+	res, err := a.Generate(ctx, agent.Input{Messages: []llm.Message{llm.Text(llm.RoleUser, in.Message)}, User: caller.EndUser})
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent %s: %w", name, err)
 	}
@@ -327,6 +323,8 @@ type StdioOptions struct {
 	Logger *slog.Logger
 	// Version is reported to the client.
 	Version string
+	// Runner runs the agents. Default: run.New(p, nil).
+	Runner *run.Runner
 }
 
 // ServeMCPStdio serves the MCP tools of the workspace over one
@@ -343,7 +341,11 @@ func ServeMCPStdio(ctx context.Context, p *platform.Platform, workspaceID string
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	t := &mcpTools{p: p, runs: o.Runs, knowledge: o.Knowledge, logger: o.Logger, version: o.Version, cache: mcp.NewSchemaCache()}
+	if o.Runner == nil {
+		o.Runner = run.New(p, nil)
+	}
+	caller := run.Principal{WorkspaceID: workspaceID, Actor: run.ActorSystem, ActorID: "mcp-stdio"}
+	t := &mcpTools{p: p, runner: o.Runner, runs: o.Runs, knowledge: o.Knowledge, logger: o.Logger, version: o.Version, cache: mcp.NewSchemaCache()}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "agentcraft", Title: "AgentCraft", Version: o.Version},
 		&mcp.ServerOptions{Logger: o.Logger, SchemaCache: t.cache})
 	var (
@@ -351,7 +353,7 @@ func ServeMCPStdio(ctx context.Context, p *platform.Platform, workspaceID string
 		have []string   // names of the tools srv holds, sorted
 	)
 	refresh := func(ctx context.Context) error {
-		defs, err := t.defs(ctx, workspaceID, scopeSet{all: true})
+		defs, err := t.defs(ctx, caller, scopeSet{all: true})
 		if err != nil {
 			return err
 		}
@@ -390,6 +392,5 @@ func ServeMCPStdio(ctx context.Context, p *platform.Platform, workspaceID string
 			return next(ctx, method, req)
 		}
 	})
-	ctx = platform.WithPrincipal(ctx, platform.Principal{WorkspaceID: workspaceID, User: "stdio"})
 	return srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/kb"
 
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/server/openaiapi"
 )
@@ -59,6 +60,8 @@ type Options struct {
 	// MCP serves the MCP server at /mcp with its OAuth2 endpoints; nil
 	// leaves them off.
 	MCP *MCPOptions
+	// Runner runs agents for every surface. Default: run.New(p, nil).
+	Runner *run.Runner
 }
 
 // Server is the HTTP handler of the whole API.
@@ -70,6 +73,10 @@ type Server struct {
 	keys    *keyCache
 	a2a     *a2a.Server
 	handler http.Handler
+	runner  *run.Runner
+	// attach is the chat attachments of /v1 and /api/chat; nil without
+	// knowledge search.
+	attach *chatAttachments
 }
 
 // New returns the API handler for p.
@@ -98,13 +105,18 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	s.keys = newKeyCache(p.Store().APIKeys(), s.logger)
+	s.runner = s.opts.Runner
+	if s.runner == nil {
+		s.runner = run.New(p, nil)
+	}
 
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.HandleFunc("GET /ready", s.ready)
 	api := http.NewServeMux()
-	oa := &openaiapi.Options{MaxBodyBytes: s.opts.MaxBodyBytes, Logger: s.logger, Runs: s.opts.Runs}
+	oa := &openaiapi.Options{MaxBodyBytes: s.opts.MaxBodyBytes, Logger: s.logger, Runs: s.opts.Runs, Runner: s.runner}
 	if s.opts.Knowledge != nil {
-		oa.Attachments = &chatAttachments{s: s}
+		s.attach = &chatAttachments{s: s}
+		oa.Attachments = s.attach
 	}
 	openaiapi.New(p, oa).Register(api)
 	s.registerKnowledge(api)
@@ -130,7 +142,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	// JSON-RPC endpoint and /a2a/{agent}/.well-known/agent-card.json its
 	// card; all need the API key (see a2aAgents).
 	var err error
-	if s.a2a, err = a2a.NewServer(&a2a.ServerOptions{Agents: a2aAgents{p}, Bearer: s.opts.Auth != AuthNone,
+	if s.a2a, err = a2a.NewServer(&a2a.ServerOptions{Agents: a2aAgents{p: p, runner: s.runner}, Bearer: s.opts.Auth != AuthNone,
 		MaxBodyBytes: s.opts.MaxBodyBytes, Version: s.opts.Version, Logger: s.logger}); err != nil {
 		return nil, err
 	}

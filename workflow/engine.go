@@ -42,11 +42,19 @@ type EngineDefaults struct {
 // server implements it on top of the platform's agents and providers.
 type AgentResolver interface {
 	// Named returns the workspace's agent called name.
-	Named(ctx context.Context, workspaceID, name string) (*agent.Agent, error)
+	Named(ctx context.Context, at AgentCall, name string) (*agent.Agent, error)
 	// Inline builds an agent from a model reference ("provider/model", or
 	// a bare model of the workspace's default provider), instructions and
 	// tool names.
-	Inline(ctx context.Context, workspaceID string, spec InlineAgent) (*agent.Agent, error)
+	Inline(ctx context.Context, at AgentCall, spec InlineAgent) (*agent.Agent, error)
+}
+
+// AgentCall says where in a run an agent is wanted: the resolver accounts
+// the agent's usage to that workspace and run.
+type AgentCall struct {
+	WorkspaceID string
+	RunID       string
+	NodeID      string
 }
 
 // InlineAgent is an agent configured inside a workflow node.
@@ -183,6 +191,11 @@ type Exec struct {
 	Hooks    HookRunner
 	emit     func(Event)
 	programs map[string]*vm.Program
+}
+
+// AgentCall is where this execution asks for an agent.
+func (x *Exec) AgentCall() AgentCall {
+	return AgentCall{WorkspaceID: x.WorkspaceID, RunID: x.RunID, NodeID: x.Node.ID}
 }
 
 // Eval evaluates the node's compiled boolean expression called name (""

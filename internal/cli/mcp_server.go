@@ -84,7 +84,7 @@ Logs go to standard error; standard output carries only the protocol.`,
 			}()
 			in, out := e.stdioPipes(cmd)
 			return server.ServeMCPStdio(ctx, stk.p, stk.p.DefaultWorkspace().ID, in, out,
-				&server.StdioOptions{Runs: wf.runs, Knowledge: stk.knowledge, Logger: logger, Version: version()})
+				&server.StdioOptions{Runner: stk.runner, Runs: wf.runs, Knowledge: stk.knowledge, Logger: logger, Version: version()})
 		},
 	}
 	cmd.Flags().BoolVar(&stdio, "stdio", false, "speak MCP over standard input and output")

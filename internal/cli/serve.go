@@ -21,6 +21,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
+	agentrun "github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -67,6 +68,8 @@ type stack struct {
 	st        store.Store
 	knowledge *kb.Service
 	p         *platform.Platform
+	// runner runs agents for every surface and for workflow agent nodes.
+	runner *agentrun.Runner
 	// masterKey seals credentials; the MCP token key is derived from it.
 	masterKey []byte
 	closers   []func()
@@ -131,6 +134,7 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 		return nil, err
 	}
 	s.closers = append(s.closers, s.p.Stop)
+	s.runner = agentrun.New(s.p, nil)
 	return s, nil
 }
 
@@ -160,7 +164,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(stk.p, &server.Options{Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
+	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
 		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, MCP: mcpOpts})
 	if err != nil {
 		return err

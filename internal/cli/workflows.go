@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -11,7 +12,6 @@ import (
 	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/internal/egress"
 	"github.com/agentcraftlab/agentcraft/queue"
-	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/nodes"
 )
@@ -30,7 +30,7 @@ func newEngine(cfg config.Config, stk *stack, logger *slog.Logger) (*workflow.En
 	}
 	svc := workflow.Services{HTTP: guard.Client(), Logger: logger}
 	if stk != nil {
-		svc.Agents = server.NewAgentResolver(stk.p)
+		svc.Agents = stk.runner.WorkflowAgents(os.Getenv("AGENTCRAFT_WORKER_ID"))
 		if stk.knowledge != nil {
 			svc.Knowledge = stk.knowledge
 		}

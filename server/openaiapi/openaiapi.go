@@ -33,7 +33,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"iter"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -44,8 +43,8 @@ import (
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
-	"github.com/agentcraftlab/agentcraft/store"
 )
 
 // OverheadHeader reports, in milliseconds, the time AgentCraft spent on a
@@ -65,6 +64,8 @@ type Options struct {
 	// Attachments resolves the uploads a chat references; nil makes such
 	// a chat a 400 saying attachments are not available.
 	Attachments Attachments
+	// Runner runs the agents. Default: run.New(p, nil).
+	Runner *run.Runner
 }
 
 // Attachments turns uploaded files referenced by a chat into what the
@@ -78,6 +79,7 @@ type Attachments interface {
 // Handler serves /v1/models and /v1/chat/completions.
 type Handler struct {
 	p       *platform.Platform
+	runner  *run.Runner
 	maxBody int64
 	logger  *slog.Logger
 	runs    *controlplane.Service // nil: no workflow models
@@ -96,6 +98,10 @@ func New(p *platform.Platform, opts *Options) *Handler {
 		}
 		h.runs = opts.Runs
 		h.attach = opts.Attachments
+		h.runner = opts.Runner
+	}
+	if h.runner == nil {
+		h.runner = run.New(p, nil)
 	}
 	return h
 }
@@ -181,11 +187,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // call is one chat completion in flight.
 type call struct {
-	h       *Handler
-	start   time.Time
-	meter   *platform.Meter
-	pr      platform.Principal
-	agent   *platform.Agent
+	h     *Handler
+	start time.Time
+	pr    platform.Principal
+	agent *run.Agent
+	// ran is set once the agent runs: from then on the run records
+	// itself.
+	ran     bool
 	req     chatRequest
 	id      string
 	created int64
@@ -194,8 +202,7 @@ type call struct {
 
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	c := &call{h: h, start: time.Now()}
-	ctx, meter := platform.WithMeter(r.Context())
-	c.meter = meter
+	ctx := r.Context()
 	c.pr, _ = platform.PrincipalFrom(ctx)
 
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
@@ -209,7 +216,9 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		c.failEarly(w, err)
 		return
 	}
-	c.agent, err = h.p.Agent(ctx, c.pr.WorkspaceID, req.Model)
+	caller := run.Caller{Principal: run.PrincipalOf(c.pr), Surface: run.SurfaceOpenAI}
+	caller.EndUser = c.user()
+	c.agent, err = h.runner.Agent(ctx, caller, req.Model)
 	if name, ok := h.workflowName(req.Model, err); ok {
 		if len(req.fileIDs) > 0 {
 			c.failEarly(w, badParam("files", "file attachments are read by agents; workflow models take text input (give the workflow a rag node instead)"))
@@ -243,7 +252,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 
 	var events func(yield func(agent.Event, error) bool)
 	if isOpenWebUITask(msgs) {
-		events = c.direct(ctx, llm.Request{Model: c.agent.ModelID, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, MaxTokens: req.maxTokens(), Stop: stop, User: c.user()}, !req.Stream)
+		events = c.agent.Direct(ctx, llm.Request{Model: c.agent.Def.ModelID, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, MaxTokens: req.maxTokens(), Stop: stop, User: c.user()}, !req.Stream)
 	} else {
 		rt := *c.agent.Runtime
 		if req.Temperature != nil {
@@ -254,6 +263,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		events = rt.Run(ctx, agent.Input{Messages: msgs, ClientTools: req.clientTools(), ToolChoice: choice, User: c.user(), Buffered: !req.Stream})
 	}
+	c.ran = true
 	if req.Stream {
 		c.stream(w, events)
 	} else {
@@ -264,10 +274,18 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 // attachFiles resolves the uploads of a chat: ctx gains their documents as
 // context, images join the last user message.
 func (h *Handler) attachFiles(ctx context.Context, workspaceID string, ids []string, msgs []llm.Message) (context.Context, []llm.Message, error) {
-	if h.attach == nil {
+	return AttachFiles(ctx, h.attach, workspaceID, ids, msgs)
+}
+
+// AttachFiles resolves the uploads ids of a chat through a (nil: the
+// server takes no attachments, a 400): ctx gains their documents as
+// context, images join the last user message. Every chat surface that
+// takes files uses it, so they accept the same attachments.
+func AttachFiles(ctx context.Context, a Attachments, workspaceID string, ids []string, msgs []llm.Message) (context.Context, []llm.Message, error) {
+	if a == nil {
 		return ctx, nil, badParam("files", "this server does not accept file attachments: knowledge search is not configured")
 	}
-	ctx, images, err := h.attach.Attach(ctx, workspaceID, ids)
+	ctx, images, err := a.Attach(ctx, workspaceID, ids)
 	if err != nil {
 		return ctx, nil, err
 	}
@@ -296,53 +314,15 @@ func (c *call) user() string {
 	return c.req.User
 }
 
-// direct answers with the agent's bare model: no instructions, no tools.
-// Open WebUI's background tasks (titles, tags, follow-ups) go this way.
-func (c *call) direct(ctx context.Context, req llm.Request, buffered bool) func(yield func(agent.Event, error) bool) {
-	return func(yield func(agent.Event, error) bool) {
-		var upstream iter.Seq2[llm.Event, error]
-		if buffered {
-			resp, err := c.agent.Runtime.Model.Generate(ctx, req)
-			if err != nil {
-				yield(agent.Event{}, err)
-				return
-			}
-			upstream = llm.Events(resp)
-		} else {
-			upstream = c.agent.Runtime.Model.Stream(ctx, req)
-		}
-		for ev, err := range upstream {
-			if err != nil {
-				yield(agent.Event{}, err)
-				return
-			}
-			var out agent.Event
-			switch ev.Type {
-			case llm.EventTextDelta:
-				out = agent.Event{Type: agent.EventTextDelta, Text: ev.Text}
-			case llm.EventFinish:
-				var u llm.Usage
-				if ev.Usage != nil {
-					u = *ev.Usage
-				}
-				out = agent.Event{Type: agent.EventFinish, FinishReason: ev.FinishReason, Usage: &u}
-			default:
-				continue
-			}
-			if !yield(out, nil) {
-				return
-			}
-		}
-	}
-}
-
 // failEarly answers an error before anything was sent.
 func (c *call) failEarly(w http.ResponseWriter, err error) {
 	c.setOverhead(w.Header())
 	ae := toAPIError(err)
 	apierr.Write(w, ae)
-	if c.agent != nil {
-		c.record(err)
+	if c.agent != nil && !c.ran {
+		// Resolved but never run (a bad attachment, say): still a
+		// request of the agent's, recorded as failed.
+		c.agent.Refused(err)
 	}
 	if ae.Status >= 500 {
 		c.h.logger.Warn("chat_completion_failed", "workspace_id", c.pr.WorkspaceID, "model", c.req.Model, "error", err)
@@ -350,7 +330,11 @@ func (c *call) failEarly(w http.ResponseWriter, err error) {
 }
 
 func (c *call) overhead() time.Duration {
-	return max(0, time.Since(c.start)-c.meter.Upstream())
+	var up time.Duration
+	if c.agent != nil {
+		up = c.agent.Upstream()
+	}
+	return max(0, time.Since(c.start)-up)
 }
 
 func (c *call) setOverhead(h http.Header) {
@@ -359,37 +343,6 @@ func (c *call) setOverhead(h http.Header) {
 
 func formatMs(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64)
-}
-
-func (c *call) record(err error) {
-	c.h.p.RecordUsage(UsageRecord(c.pr, c.agent, c.user(), c.usage, c.start, c.meter, err))
-}
-
-// UsageRecord is the usage record of a chat request that agent a answered
-// for pr and the end user user: the tokens u, the latency since start and
-// the time meter measured upstream. A non-nil err records the request as
-// failed, with the kind of err.
-func UsageRecord(pr platform.Principal, a *platform.Agent, user string, u llm.Usage, start time.Time, meter *platform.Meter, err error) store.UsageRecord {
-	rec := store.UsageRecord{
-		WorkspaceID:  pr.WorkspaceID,
-		APIKeyID:     pr.APIKeyID,
-		Agent:        a.Row.Name,
-		Model:        a.ModelID,
-		Provider:     a.Provider,
-		User:         user,
-		InputTokens:  u.InputTokens,
-		OutputTokens: u.OutputTokens,
-		CachedTokens: u.CachedTokens,
-		LatencyMs:    int(time.Since(start).Milliseconds()),
-		UpstreamMs:   int(meter.Upstream().Milliseconds()),
-		Status:       store.StatusOK,
-		CreatedAt:    start,
-	}
-	if err != nil {
-		rec.Status = store.StatusError
-		rec.ErrorKind = string(llm.KindOf(err))
-	}
-	return rec
 }
 
 // whole collects the run and answers one chat.completion.
@@ -435,7 +388,6 @@ func (c *call) whole(w http.ResponseWriter, events func(yield func(agent.Event, 
 		Choices: []choice{{Index: 0, Message: msg, FinishReason: &fr}},
 		Usage:   toWireUsage(c.usage),
 	}
-	c.record(nil)
 	c.setOverhead(w.Header())
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -71,7 +71,6 @@ func (c *call) stream(w http.ResponseWriter, events func(yield func(agent.Event,
 				return
 			}
 			// The answer has begun: report in-band, as OpenAI does.
-			c.record(err)
 			_ = cw.write(toAPIError(err).Body())
 			return
 		}
@@ -96,12 +95,12 @@ func (c *call) stream(w http.ResponseWriter, events func(yield func(agent.Event,
 			tc.Function.Arguments = d.ArgumentsDelta
 			writeErr = cw.sendDelta(outMessage{ToolCalls: []wireToolCall{tc}}, nil)
 		case agent.EventToolStarted, agent.EventToolFinished:
-			if c.agent.ToolProgress {
+			if c.agent.Def.ToolProgress {
 				writeErr = cw.sendDelta(outMessage{ReasoningContent: progressText(ev)}, nil)
 			}
 		case agent.EventWarning:
 			// Such as MCP tools left out because their server is down.
-			if c.agent.ToolProgress {
+			if c.agent.Def.ToolProgress {
 				writeErr = cw.sendDelta(outMessage{ReasoningContent: "Warning: " + ev.Text + "\n"}, nil)
 			}
 		case agent.EventFinish:
@@ -115,8 +114,8 @@ func (c *call) stream(w http.ResponseWriter, events func(yield func(agent.Event,
 		}
 	}
 	if writeErr != nil {
-		// The client went away; the run's context is already canceled.
-		c.record(writeErr)
+		// The client went away; the run's context is already canceled
+		// and the run recorded as abandoned.
 		return
 	}
 	if cw == nil {
@@ -132,7 +131,6 @@ func (c *call) stream(w http.ResponseWriter, events func(yield func(agent.Event,
 		_ = cw.write(&cw.chunk)
 	}
 	_ = cw.sse.WriteData([]byte("[DONE]"))
-	c.record(nil)
 	w.Header().Set(OverheadHeader, formatMs(c.overhead()))
 }
 

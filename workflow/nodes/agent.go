@@ -60,7 +60,7 @@ func execAgent(ctx context.Context, x *workflow.Exec) (workflow.Result, error) {
 		err error
 	)
 	if name, ok := x.Node.Config["agent"].(string); ok {
-		a, err = x.Services.Agents.Named(ctx, x.WorkspaceID, name)
+		a, err = x.Services.Agents.Named(ctx, x.AgentCall(), name)
 	} else {
 		spec := workflow.InlineAgent{MaxTurns: intOr(x.Node.Config["max_turns"], 0)}
 		spec.Provider, _ = x.Node.Config["provider"].(string)
@@ -80,7 +80,7 @@ func execAgent(ctx context.Context, x *workflow.Exec) (workflow.Result, error) {
 		if t, ok := x.Node.Config["temperature"].(float64); ok {
 			spec.Temperature = &t
 		}
-		a, err = x.Services.Agents.Inline(ctx, x.WorkspaceID, spec)
+		a, err = x.Services.Agents.Inline(ctx, x.AgentCall(), spec)
 	}
 	if err != nil {
 		return workflow.Result{}, err

@@ -135,7 +135,7 @@ func classify(ctx context.Context, x *workflow.Exec, in any) (string, error) {
 		}
 		b.WriteByte('\n')
 	}
-	a, err := x.Services.Agents.Inline(ctx, x.WorkspaceID, workflow.InlineAgent{Model: model, Instructions: b.String(), MaxTurns: 1})
+	a, err := x.Services.Agents.Inline(ctx, x.AgentCall(), workflow.InlineAgent{Model: model, Instructions: b.String(), MaxTurns: 1})
 	if err != nil {
 		return "", err
 	}

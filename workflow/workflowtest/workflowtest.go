@@ -54,7 +54,7 @@ func (r *Resolver) Add(name, instructions string) {
 }
 
 // Named implements workflow.AgentResolver.
-func (r *Resolver) Named(_ context.Context, _ string, name string) (*agent.Agent, error) {
+func (r *Resolver) Named(_ context.Context, _ workflow.AgentCall, name string) (*agent.Agent, error) {
 	r.mu.Lock()
 	instr, ok := r.named[name]
 	r.mu.Unlock()
@@ -65,7 +65,7 @@ func (r *Resolver) Named(_ context.Context, _ string, name string) (*agent.Agent
 }
 
 // Inline implements workflow.AgentResolver.
-func (r *Resolver) Inline(_ context.Context, _ string, spec workflow.InlineAgent) (*agent.Agent, error) {
+func (r *Resolver) Inline(_ context.Context, _ workflow.AgentCall, spec workflow.InlineAgent) (*agent.Agent, error) {
 	a := &agent.Agent{Name: "inline", Model: r.model, ModelID: spec.Model, Instructions: spec.Instructions, Temperature: spec.Temperature, MaxSteps: spec.MaxTurns}
 	for _, name := range spec.Tools {
 		t, ok := r.tools.Get(name)
