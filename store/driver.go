@@ -1,0 +1,117 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Driver is the SQL half of the store seam, in the manner of River's
+// riverdriver.Executor: one method per SQL verb, named for its aggregate
+// and taking a ...Params struct when it needs more than a workspace and an
+// id. Validation, defaults, ids, timestamps, error wording and the run
+// state machine live once in Core; a driver only runs statements and maps
+// its native errors onto ErrNotFound and ErrConflict (a conditional write
+// that matched no row is ErrNotFound). store/sqlite and store/postgres each
+// implement it on an unexported type and embed the Core built on it.
+type Driver interface {
+	// Name prefixes every error Core returns: "sqlite", "postgres".
+	Name() string
+	RunDriver
+}
+
+// RunDriver holds the verbs of Runs.
+type RunDriver interface {
+	// RunInsert inserts p.Run, complete (id, status, times and FinishedAt
+	// set; lease empty), and returns the stored row.
+	RunInsert(ctx context.Context, p *RunInsertParams) (Run, error)
+	RunGet(ctx context.Context, workspaceID, id string) (Run, error)
+	RunList(ctx context.Context, p *RunListParams) ([]Run, error)
+	// RunListLive returns the queued and running runs of every workspace,
+	// oldest first (created_at, then id).
+	RunListLive(ctx context.Context) ([]Run, error)
+	// RunClaim takes the lease in one statement, so two executors
+	// claiming at once cannot both win; no row matched is ErrNotFound.
+	RunClaim(ctx context.Context, p *RunClaimParams) (Run, error)
+	// RunTransition updates the run in one statement when its status is
+	// one of p.From; no row matched is ErrNotFound.
+	RunTransition(ctx context.Context, p *RunTransitionParams) (Run, error)
+	// RunCheckpointInsert saves the checkpoint and its events atomically:
+	// a key saved already is ErrConflict and writes nothing; a run that is
+	// not the workspace's is ErrNotFound. Events already stored (same run
+	// and seq) are skipped.
+	RunCheckpointInsert(ctx context.Context, p *RunCheckpointInsertParams) error
+	// RunEventInsert stores the events atomically, skipping those stored
+	// already; an event of a run that is not the workspace's is
+	// ErrNotFound naming the run, and stores nothing.
+	RunEventInsert(ctx context.Context, p *RunEventInsertParams) error
+	// RunCheckpointList returns the run's checkpoints in the order saved
+	// (nil for none, whether or not the run exists).
+	RunCheckpointList(ctx context.Context, workspaceID, runID string) ([]Checkpoint, error)
+	// RunEventList returns the run's events with Seq > p.After, in order.
+	RunEventList(ctx context.Context, p *RunEventListParams) ([]RunEvent, error)
+	// RunExists reports whether the workspace holds the run.
+	RunExists(ctx context.Context, workspaceID, id string) (bool, error)
+}
+
+// RunInsertParams is the row RunInsert writes.
+type RunInsertParams struct {
+	Run Run
+}
+
+// RunListParams selects runs of one workspace, newest first (created_at,
+// then id, both descending). Empty Status and WorkflowID do not filter;
+// Limit is positive.
+type RunListParams struct {
+	WorkspaceID string
+	Status      RunStatus
+	WorkflowID  string
+	Limit       int
+}
+
+// RunClaimParams are the arguments of RunClaim: set the run running with
+// lease (Owner, Until) and updated_at Now when it is queued or running and
+// its lease is free, expired (before Now), Owner's already, or Force.
+type RunClaimParams struct {
+	WorkspaceID, ID string
+	Owner           string
+	Now, Until      time.Time
+	Force           bool
+}
+
+// RunTransitionParams are the arguments of RunTransition: when the run's
+// status is one of From, set status To, the non-nil fields of Update,
+// updated_at Now and finished_at Finished (nil clears it), and clear the
+// lease when Release.
+type RunTransitionParams struct {
+	WorkspaceID, ID string
+	From            []RunStatus
+	To              RunStatus
+	Update          RunUpdate
+	Now             time.Time
+	Finished        *time.Time
+	Release         bool
+}
+
+// RunCheckpointInsertParams are the rows RunCheckpointInsert writes, all
+// stamped Now. Every event's RunID is the checkpoint's.
+type RunCheckpointInsertParams struct {
+	WorkspaceID string
+	Checkpoint  Checkpoint
+	Events      []RunEvent
+	Now         time.Time
+}
+
+// RunEventInsertParams are the events RunEventInsert writes, stamped Now.
+// There is at least one; they come in runs of one RunID.
+type RunEventInsertParams struct {
+	WorkspaceID string
+	Events      []RunEvent
+	Now         time.Time
+}
+
+// RunEventListParams selects at most Limit (positive) events of a run.
+type RunEventListParams struct {
+	WorkspaceID, RunID string
+	After              int64
+	Limit              int
+}
