@@ -26,6 +26,12 @@ func NewCore(d Driver) Core { return Core{d: d, name: d.Name()} }
 // Runs implements Store.
 func (c Core) Runs() Runs { return runs{c} }
 
+// KnowledgeBases implements Store.
+func (c Core) KnowledgeBases() KnowledgeBases { return knowledgeBases{c} }
+
+// IngestJobs implements Store.
+func (c Core) IngestJobs() IngestJobs { return ingestJobs{c} }
+
 // now is the time Core stamps on rows.
 func now() time.Time { return Timestamp(time.Now()) }
 

@@ -17,6 +17,7 @@ type Driver interface {
 	// Name prefixes every error Core returns: "sqlite", "postgres".
 	Name() string
 	RunDriver
+	KnowledgeDriver
 }
 
 // RunDriver holds the verbs of Runs.
@@ -114,4 +115,92 @@ type RunEventListParams struct {
 	WorkspaceID, RunID string
 	After              int64
 	Limit              int
+}
+
+// KnowledgeDriver holds the verbs of KnowledgeBases and IngestJobs.
+type KnowledgeDriver interface {
+	// KnowledgeBaseInsert inserts p.Base, complete, and returns the
+	// stored row.
+	KnowledgeBaseInsert(ctx context.Context, p *KnowledgeBaseInsertParams) (KnowledgeBase, error)
+	KnowledgeBaseGet(ctx context.Context, workspaceID, id string) (KnowledgeBase, error)
+	// KnowledgeBaseGetByName finds a persistent base (no expiry) by name.
+	KnowledgeBaseGetByName(ctx context.Context, workspaceID, name string) (KnowledgeBase, error)
+	// KnowledgeBaseList returns the persistent bases ordered by name
+	// (bytewise).
+	KnowledgeBaseList(ctx context.Context, workspaceID string) ([]KnowledgeBase, error)
+	KnowledgeBaseUpdate(ctx context.Context, p *KnowledgeBaseUpdateParams) (KnowledgeBase, error)
+	// KnowledgeBaseDelete deletes the base with its ingest jobs and
+	// sources; no row is ErrNotFound.
+	KnowledgeBaseDelete(ctx context.Context, workspaceID, id string) error
+	// KnowledgeBaseListExpired returns the bases with an expiry at or
+	// before p.Now, by expiry then id.
+	KnowledgeBaseListExpired(ctx context.Context, p *KnowledgeBaseListExpiredParams) ([]KnowledgeBase, error)
+	KnowledgeBaseExists(ctx context.Context, workspaceID, id string) (bool, error)
+
+	KnowledgeSourceGet(ctx context.Context, workspaceID, kbID, name string) (KnowledgeSource, error)
+	// KnowledgeSourcePut upserts the source and recounts its base in one
+	// transaction that serializes with the base's other puts and deletes;
+	// a base that is not the workspace's is ErrNotFound.
+	KnowledgeSourcePut(ctx context.Context, p *KnowledgeSourcePutParams) error
+	// KnowledgeSourceDelete is KnowledgeSourcePut's delete; no source is
+	// ErrNotFound.
+	KnowledgeSourceDelete(ctx context.Context, p *KnowledgeSourceDeleteParams) error
+	// KnowledgeSourceList returns the base's sources by name.
+	KnowledgeSourceList(ctx context.Context, kbID string) ([]KnowledgeSource, error)
+
+	// IngestJobInsert inserts p.Job, complete, when the base p.Job names
+	// is the workspace's (otherwise ErrNotFound), and returns the stored
+	// row.
+	IngestJobInsert(ctx context.Context, p *IngestJobParams) (IngestJob, error)
+	IngestJobGet(ctx context.Context, workspaceID, id string) (IngestJob, error)
+	// IngestJobUpdate writes the progress fields of a job still queued or
+	// running; no row matched is ErrNotFound.
+	IngestJobUpdate(ctx context.Context, p *IngestJobParams) (IngestJob, error)
+	// IngestJobList returns a base's jobs, newest first.
+	IngestJobList(ctx context.Context, p *IngestJobListParams) ([]IngestJob, error)
+}
+
+// KnowledgeBaseInsertParams is the row KnowledgeBaseInsert writes.
+type KnowledgeBaseInsertParams struct {
+	Base KnowledgeBase
+}
+
+// KnowledgeBaseUpdateParams rename a base and stamp it Now.
+type KnowledgeBaseUpdateParams struct {
+	WorkspaceID, ID   string
+	Name, Description string
+	Now               time.Time
+}
+
+// KnowledgeBaseListExpiredParams select at most Limit (positive) bases.
+type KnowledgeBaseListExpiredParams struct {
+	Now   time.Time
+	Limit int
+}
+
+// KnowledgeSourcePutParams is the source KnowledgeSourcePut writes,
+// stamped Now, as is the recounted base.
+type KnowledgeSourcePutParams struct {
+	WorkspaceID string
+	Source      KnowledgeSource
+	Now         time.Time
+}
+
+// KnowledgeSourceDeleteParams name the source to delete.
+type KnowledgeSourceDeleteParams struct {
+	WorkspaceID, KnowledgeBaseID, Name string
+	Now                                time.Time
+}
+
+// IngestJobParams is the job row an insert or update writes: Job is
+// complete (UpdatedAt is the time to stamp), Files its Files as JSON.
+type IngestJobParams struct {
+	Job   IngestJob
+	Files []byte
+}
+
+// IngestJobListParams select at most Limit (positive) jobs of a base.
+type IngestJobListParams struct {
+	WorkspaceID, KnowledgeBaseID string
+	Limit                        int
 }
