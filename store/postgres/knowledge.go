@@ -240,4 +240,3 @@ func (d driver) IngestJobList(ctx context.Context, p *store.IngestJobListParams)
 		WHERE workspace_id = $1 AND kb_id = $2 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $3`,
 		p.WorkspaceID, p.KnowledgeBaseID, p.Limit)
 }
-
