@@ -26,6 +26,12 @@ func NewCore(d Driver) Core { return Core{d: d, name: d.Name()} }
 // Runs implements Store.
 func (c Core) Runs() Runs { return runs{c} }
 
+// Agents implements Store.
+func (c Core) Agents() Agents { return agents{c} }
+
+// Providers implements Store.
+func (c Core) Providers() Providers { return providers{c} }
+
 // KnowledgeBases implements Store.
 func (c Core) KnowledgeBases() KnowledgeBases { return knowledgeBases{c} }
 

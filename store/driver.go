@@ -18,6 +18,8 @@ type Driver interface {
 	Name() string
 	RunDriver
 	KnowledgeDriver
+	AgentDriver
+	ProviderDriver
 }
 
 // RunDriver holds the verbs of Runs.
@@ -203,4 +205,44 @@ type IngestJobParams struct {
 type IngestJobListParams struct {
 	WorkspaceID, KnowledgeBaseID string
 	Limit                        int
+}
+
+// AgentDriver holds the verbs of Agents. Every write returns the row as
+// stored.
+type AgentDriver interface {
+	AgentInsert(ctx context.Context, p *AgentWriteParams) (Agent, error)
+	AgentGet(ctx context.Context, workspaceID, id string) (Agent, error)
+	AgentGetByName(ctx context.Context, workspaceID, name string) (Agent, error)
+	// AgentList orders by name (bytewise).
+	AgentList(ctx context.Context, workspaceID string) ([]Agent, error)
+	// AgentUpdate rewrites every column but id, workspace and created_at.
+	AgentUpdate(ctx context.Context, p *AgentWriteParams) (Agent, error)
+	AgentDelete(ctx context.Context, workspaceID, id string) error
+	// AgentUpsert inserts, or on (workspace, name) rewrites the row but
+	// its id and created_at.
+	AgentUpsert(ctx context.Context, p *AgentWriteParams) (Agent, error)
+}
+
+// AgentWriteParams is the row an agent write stores: Agent complete and
+// stamped, Params its Params encoded as JSON.
+type AgentWriteParams struct {
+	Agent  Agent
+	Params []byte
+}
+
+// ProviderDriver holds the verbs of Providers, as AgentDriver's.
+type ProviderDriver interface {
+	ProviderInsert(ctx context.Context, p *ProviderWriteParams) (Provider, error)
+	ProviderGet(ctx context.Context, workspaceID, id string) (Provider, error)
+	ProviderGetByName(ctx context.Context, workspaceID, name string) (Provider, error)
+	ProviderList(ctx context.Context, workspaceID string) ([]Provider, error)
+	ProviderUpdate(ctx context.Context, p *ProviderWriteParams) (Provider, error)
+	ProviderDelete(ctx context.Context, workspaceID, id string) error
+	ProviderUpsert(ctx context.Context, p *ProviderWriteParams) (Provider, error)
+}
+
+// ProviderWriteParams is the row a provider write stores; Provider.Settings
+// is nil for SQL NULL.
+type ProviderWriteParams struct {
+	Provider Provider
 }

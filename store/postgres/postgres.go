@@ -118,12 +118,6 @@ func (s *Store) Workspaces() store.Workspaces { return workspaces{s} }
 // APIKeys implements store.Store.
 func (s *Store) APIKeys() store.APIKeys { return apiKeys{s} }
 
-// Agents implements store.Store.
-func (s *Store) Agents() store.Agents { return agents{s} }
-
-// Providers implements store.Store.
-func (s *Store) Providers() store.Providers { return providers{s} }
-
 // Credentials implements store.Store.
 func (s *Store) Credentials() store.Credentials { return credentials{s} }
 
