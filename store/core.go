@@ -32,6 +32,9 @@ func (c Core) Agents() Agents { return agents{c} }
 // Providers implements Store.
 func (c Core) Providers() Providers { return providers{c} }
 
+// AuditLog implements Store.
+func (c Core) AuditLog() AuditLog { return auditLog{c} }
+
 // KnowledgeBases implements Store.
 func (c Core) KnowledgeBases() KnowledgeBases { return knowledgeBases{c} }
 

@@ -20,6 +20,7 @@ type Driver interface {
 	KnowledgeDriver
 	AgentDriver
 	ProviderDriver
+	AuditDriver
 }
 
 // RunDriver holds the verbs of Runs.
@@ -245,4 +246,36 @@ type ProviderDriver interface {
 // is nil for SQL NULL.
 type ProviderWriteParams struct {
 	Provider Provider
+}
+
+// AuditDriver holds the verbs of AuditLog.
+type AuditDriver interface {
+	// AuditInsert stores the events, complete (id and created_at set), in
+	// one transaction after checking that every workspace in
+	// p.WorkspaceIDs exists (audit_log has no foreign key): a missing one
+	// is ErrNotFound and stores nothing.
+	AuditInsert(ctx context.Context, p *AuditInsertParams) error
+	// AuditList returns at most p.Limit events of p.Filter, newest first
+	// (created_at, then id bytewise, both descending), after the cursor
+	// position when p.After is set. Filter.Since and Until are normalized
+	// with Timestamp; Filter.Cursor and Limit are not to be read.
+	AuditList(ctx context.Context, p *AuditListParams) ([]AuditEvent, error)
+}
+
+// AuditInsertParams are the events AuditInsert writes and their distinct
+// workspaces.
+type AuditInsertParams struct {
+	Events       []AuditEvent
+	WorkspaceIDs []string
+}
+
+// AuditListParams select audit events; see AuditDriver.AuditList.
+type AuditListParams struct {
+	Filter AuditFilter
+	// After, when set, keeps the events strictly before (AfterTime,
+	// AfterID) in the listing's order.
+	After     bool
+	AfterTime time.Time
+	AfterID   string
+	Limit     int
 }
