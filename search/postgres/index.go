@@ -479,14 +479,3 @@ func encodeMetadata(m map[string]string) ([]byte, error) {
 	}
 	return b, nil
 }
-
-func decodeMetadata(b []byte) (map[string]string, error) {
-	if b == nil {
-		return nil, nil
-	}
-	m := map[string]string{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("decode metadata: %w", err)
-	}
-	return m, nil
-}

@@ -417,14 +417,3 @@ func encodeMetadata(m map[string]string) (any, error) {
 	}
 	return string(b), nil
 }
-
-func decodeMetadata(s sql.NullString) (map[string]string, error) {
-	if !s.Valid {
-		return nil, nil
-	}
-	m := map[string]string{}
-	if err := json.Unmarshal([]byte(s.String), &m); err != nil {
-		return nil, fmt.Errorf("decode metadata: %w", err)
-	}
-	return m, nil
-}

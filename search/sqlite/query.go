@@ -285,38 +285,7 @@ func readDocs(ctx context.Context, tx *sql.Tx, stmts *statements, cands []candid
 		return nil, err
 	}
 	defer rows.Close()
-	out := make([]search.Hit, len(cands))
-	found := make([]bool, len(cands))
-	for rows.Next() {
-		var id int64
-		var h search.Hit
-		var meta sql.NullString
-		if err := rows.Scan(&id, &h.ID, &h.Title, &h.Text, &meta); err != nil {
-			return nil, err
-		}
-		i, ok := pos[id]
-		if !ok {
-			continue
-		}
-		if h.Metadata, err = decodeMetadata(meta); err != nil {
-			return nil, fmt.Errorf("document %q: %w", h.ID, err)
-		}
-		h.Index = cands[i].Index.name
-		h.Score = cands[i].Score
-		out[i] = h
-		found[i] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
 	// A candidate always has its row: postings, vectors and documents are
 	// read in the same snapshot.
-	n := 0
-	for i := range out {
-		if found[i] {
-			out[n] = out[i]
-			n++
-		}
-	}
-	return out[:n], nil
+	return rank.Collect(rows, cands, pos, func(ix *indexInfo) string { return ix.name })
 }

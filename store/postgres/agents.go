@@ -10,8 +10,6 @@ import (
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
-type agents struct{ s *Store }
-
 const agentColumns = `id, workspace_id, name, model, instructions, tools, params, source, created_at, updated_at`
 
 func scanAgent(row pgx.Row) (store.Agent, error) {
@@ -33,112 +31,63 @@ func scanAgent(row pgx.Row) (store.Agent, error) {
 	return a, nil
 }
 
-// prepareAgent validates a, stamps it and returns its column values for
-// tools and params.
-func prepareAgent(a store.Agent) (store.Agent, []string, []byte, error) {
-	if err := a.Validate(); err != nil {
-		return store.Agent{}, nil, nil, err
-	}
-	params, err := json.Marshal(a.Params)
-	if err != nil {
-		return store.Agent{}, nil, nil, fmt.Errorf("encode params: %w", err)
-	}
-	tools := append([]string{}, a.Tools...) // non-nil: the column is NOT NULL
-	t := now()
-	a.CreatedAt, a.UpdatedAt = t, t
-	return a, tools, params, nil
+// agentArgs returns the arguments of an insert of p's agent; tools is
+// never nil, as the column is NOT NULL.
+func agentArgs(p *store.AgentWriteParams) []any {
+	a := p.Agent
+	return []any{a.ID, a.WorkspaceID, a.Name, a.Model, a.Instructions, append([]string{}, a.Tools...), p.Params,
+		a.Source, a.CreatedAt, a.UpdatedAt}
 }
 
-// RETURNING the whole row hands back what a later read will return,
-// including params as jsonb formats them.
-func (r agents) Create(ctx context.Context, a store.Agent) (store.Agent, error) {
-	a, tools, params, err := prepareAgent(a)
-	if err != nil {
-		return store.Agent{}, fmt.Errorf("postgres: create agent: %w", err)
-	}
-	if a.ID == "" {
-		a.ID = store.NewID()
-	}
-	got, err := scanAgent(r.s.pool.QueryRow(ctx,
+// AgentInsert returns the whole row, which hands back what a later read will
+// return, including params as jsonb formats them.
+func (d driver) AgentInsert(ctx context.Context, p *store.AgentWriteParams) (store.Agent, error) {
+	got, err := scanAgent(d.s.pool.QueryRow(ctx,
 		`INSERT INTO agents (`+agentColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-		RETURNING `+agentColumns,
-		a.ID, a.WorkspaceID, a.Name, a.Model, a.Instructions, tools, params, a.Source, a.CreatedAt, a.UpdatedAt))
-	if err != nil {
-		return store.Agent{}, fmt.Errorf("postgres: create agent %q: %w", a.Name, mapErr(err))
-	}
-	return got, nil
+		RETURNING `+agentColumns, agentArgs(p)...))
+	return got, mapErr(err)
 }
 
-func (r agents) Get(ctx context.Context, workspaceID, id string) (store.Agent, error) {
-	a, err := scanAgent(r.s.pool.QueryRow(ctx,
+func (d driver) AgentGet(ctx context.Context, workspaceID, id string) (store.Agent, error) {
+	a, err := scanAgent(d.s.pool.QueryRow(ctx,
 		`SELECT `+agentColumns+` FROM agents WHERE workspace_id = $1 AND id = $2`, workspaceID, id))
-	if err != nil {
-		return store.Agent{}, fmt.Errorf("postgres: get agent %s: %w", id, mapErr(err))
-	}
-	return a, nil
+	return a, mapErr(err)
 }
 
-func (r agents) GetByName(ctx context.Context, workspaceID, name string) (store.Agent, error) {
-	a, err := scanAgent(r.s.pool.QueryRow(ctx,
+func (d driver) AgentGetByName(ctx context.Context, workspaceID, name string) (store.Agent, error) {
+	a, err := scanAgent(d.s.pool.QueryRow(ctx,
 		`SELECT `+agentColumns+` FROM agents WHERE workspace_id = $1 AND name = $2`, workspaceID, name))
-	if err != nil {
-		return store.Agent{}, fmt.Errorf("postgres: get agent %q: %w", name, mapErr(err))
-	}
-	return a, nil
+	return a, mapErr(err)
 }
 
-func (r agents) List(ctx context.Context, workspaceID string) ([]store.Agent, error) {
-	out, err := queryList(ctx, r.s, scanAgent,
+func (d driver) AgentList(ctx context.Context, workspaceID string) ([]store.Agent, error) {
+	return queryList(ctx, d.s, scanAgent,
 		`SELECT `+agentColumns+` FROM agents WHERE workspace_id = $1 ORDER BY name COLLATE "C"`, workspaceID)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list agents: %w", err)
-	}
-	return out, nil
 }
 
-func (r agents) Update(ctx context.Context, a store.Agent) (store.Agent, error) {
-	a, tools, params, err := prepareAgent(a)
-	if err != nil {
-		return store.Agent{}, fmt.Errorf("postgres: update agent: %w", err)
-	}
-	got, err := scanAgent(r.s.pool.QueryRow(ctx,
+func (d driver) AgentUpdate(ctx context.Context, p *store.AgentWriteParams) (store.Agent, error) {
+	a := p.Agent
+	got, err := scanAgent(d.s.pool.QueryRow(ctx,
 		`UPDATE agents SET name = $1, model = $2, instructions = $3, tools = $4, params = $5, source = $6, updated_at = $7
 		WHERE workspace_id = $8 AND id = $9 RETURNING `+agentColumns,
-		a.Name, a.Model, a.Instructions, tools, params, a.Source, a.UpdatedAt, a.WorkspaceID, a.ID))
-	if err != nil {
-		return store.Agent{}, fmt.Errorf("postgres: update agent %s: %w", a.ID, mapErr(err))
-	}
-	return got, nil
+		a.Name, a.Model, a.Instructions, append([]string{}, a.Tools...), p.Params, a.Source, a.UpdatedAt, a.WorkspaceID, a.ID))
+	return got, mapErr(err)
 }
 
-func (r agents) Delete(ctx context.Context, workspaceID, id string) error {
-	tag, err := r.s.pool.Exec(ctx, `DELETE FROM agents WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
+func (d driver) AgentDelete(ctx context.Context, workspaceID, id string) error {
+	tag, err := d.s.pool.Exec(ctx, `DELETE FROM agents WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
 	if err == nil {
 		err = affected(tag)
 	}
-	if err != nil {
-		return fmt.Errorf("postgres: delete agent %s: %w", id, mapErr(err))
-	}
-	return nil
+	return mapErr(err)
 }
 
-func (r agents) Upsert(ctx context.Context, a store.Agent) (store.Agent, error) {
-	a, tools, params, err := prepareAgent(a)
-	if err != nil {
-		return store.Agent{}, fmt.Errorf("postgres: upsert agent: %w", err)
-	}
-	if a.ID == "" {
-		a.ID = store.NewID()
-	}
-	got, err := scanAgent(r.s.pool.QueryRow(ctx,
+func (d driver) AgentUpsert(ctx context.Context, p *store.AgentWriteParams) (store.Agent, error) {
+	got, err := scanAgent(d.s.pool.QueryRow(ctx,
 		`INSERT INTO agents (`+agentColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (workspace_id, name) DO UPDATE SET
 			model = excluded.model, instructions = excluded.instructions, tools = excluded.tools,
 			params = excluded.params, source = excluded.source, updated_at = excluded.updated_at
-		RETURNING `+agentColumns,
-		a.ID, a.WorkspaceID, a.Name, a.Model, a.Instructions, tools, params, a.Source, a.CreatedAt, a.UpdatedAt))
-	if err != nil {
-		return store.Agent{}, fmt.Errorf("postgres: upsert agent %q: %w", a.Name, mapErr(err))
-	}
-	return got, nil
+		RETURNING `+agentColumns, agentArgs(p)...))
+	return got, mapErr(err)
 }

@@ -11,69 +11,34 @@ import (
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
-type auditLog struct{ s *Store }
-
-// AuditLog implements store.Store.
-func (s *Store) AuditLog() store.AuditLog { return auditLog{s} }
-
 const auditColumns = `id, workspace_id, actor, action, target, details, created_at`
 
-func (r auditLog) Append(ctx context.Context, events ...store.AuditEvent) error {
-	for _, e := range events {
-		if err := e.Validate(); err != nil {
-			return fmt.Errorf("postgres: append audit events: %w", err)
+func (d driver) AuditInsert(ctx context.Context, p *store.AuditInsertParams) error {
+	err := pgx.BeginFunc(ctx, d.s.pool, func(tx pgx.Tx) error {
+		// audit_log has no foreign key (its rows outlive their workspace,
+		// see 00003_audit.sql), so the check is here. FOR KEY SHARE holds
+		// off a concurrent delete of the workspace until the commit, as a
+		// foreign key would.
+		var found int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM workspaces WHERE id = ANY($1) FOR KEY SHARE) w`,
+			p.WorkspaceIDs).Scan(&found); err != nil {
+			return err
 		}
-	}
-	if len(events) == 0 {
-		return nil
-	}
-	tx, err := r.s.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("postgres: append audit events: %w", mapErr(err))
-	}
-	defer tx.Rollback(ctx)
-	// audit_log has no foreign key (its rows outlive their workspace, see
-	// 00003_audit.sql), so the check is here. FOR KEY SHARE holds off a
-	// concurrent delete of the workspace until the commit, as a foreign
-	// key would.
-	var ids []string
-	seen := map[string]bool{}
-	for _, e := range events {
-		if !seen[e.WorkspaceID] {
-			seen[e.WorkspaceID] = true
-			ids = append(ids, e.WorkspaceID)
+		if found != len(p.WorkspaceIDs) {
+			return fmt.Errorf("%w: workspace does not exist", store.ErrNotFound)
 		}
-	}
-	var found int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM workspaces WHERE id = ANY($1) FOR KEY SHARE) w`, ids).Scan(&found); err != nil {
-		return fmt.Errorf("postgres: append audit events: %w", mapErr(err))
-	}
-	if found != len(ids) {
-		return fmt.Errorf("postgres: append audit events: %w: workspace does not exist", store.ErrNotFound)
-	}
-	var batch pgx.Batch
-	for _, e := range events {
-		if e.ID == "" {
-			e.ID = store.NewID()
+		var batch pgx.Batch
+		for _, e := range p.Events {
+			var details any
+			if len(e.Details) > 0 {
+				details = string(e.Details)
+			}
+			batch.Queue(`INSERT INTO audit_log (`+auditColumns+`) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`,
+				e.ID, e.WorkspaceID, e.Actor, e.Action, e.Target, details, e.CreatedAt)
 		}
-		created := now()
-		if !e.CreatedAt.IsZero() {
-			created = store.Timestamp(e.CreatedAt)
-		}
-		var details any
-		if len(e.Details) > 0 {
-			details = string(e.Details)
-		}
-		batch.Queue(`INSERT INTO audit_log (`+auditColumns+`) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`,
-			e.ID, e.WorkspaceID, e.Actor, e.Action, e.Target, details, created)
-	}
-	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
-		return fmt.Errorf("postgres: append audit events: %w", mapErr(err))
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres: append audit events: %w", mapErr(err))
-	}
-	return nil
+		return tx.SendBatch(ctx, &batch).Close()
+	})
+	return mapErr(err)
 }
 
 func scanAudit(row pgx.Row) (store.AuditEvent, error) {
@@ -91,8 +56,8 @@ func scanAudit(row pgx.Row) (store.AuditEvent, error) {
 	return e, nil
 }
 
-func (r auditLog) List(ctx context.Context, f store.AuditFilter) (store.AuditPage, error) {
-	limit := store.ClampAuditLimit(f.Limit)
+func (d driver) AuditList(ctx context.Context, p *store.AuditListParams) ([]store.AuditEvent, error) {
+	f := p.Filter
 	var (
 		where = []string{"workspace_id = $1"}
 		args  = []any{f.WorkspaceID}
@@ -101,12 +66,8 @@ func (r auditLog) List(ctx context.Context, f store.AuditFilter) (store.AuditPag
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	if f.Cursor != "" {
-		at, id, err := store.DecodeAuditCursor(f.Cursor)
-		if err != nil {
-			return store.AuditPage{}, fmt.Errorf("postgres: list audit events: %w", err)
-		}
-		where = append(where, `(created_at, id COLLATE "C") < (`+arg(at)+`, `+arg(id)+` COLLATE "C")`)
+	if p.After {
+		where = append(where, `(created_at, id COLLATE "C") < (`+arg(p.AfterTime)+`, `+arg(p.AfterID)+` COLLATE "C")`)
 	}
 	if strings.HasSuffix(f.Action, ".") {
 		// starts_with, not LIKE: an action may hold '%' or '_'.
@@ -121,26 +82,12 @@ func (r auditLog) List(ctx context.Context, f store.AuditFilter) (store.AuditPag
 		where = append(where, "target = "+arg(f.Target))
 	}
 	if !f.Since.IsZero() {
-		where = append(where, "created_at >= "+arg(store.Timestamp(f.Since)))
+		where = append(where, "created_at >= "+arg(f.Since))
 	}
 	if !f.Until.IsZero() {
-		where = append(where, "created_at < "+arg(store.Timestamp(f.Until)))
+		where = append(where, "created_at < "+arg(f.Until))
 	}
-	// One more than the page tells whether a next page exists.
 	query := `SELECT ` + auditColumns + ` FROM audit_log WHERE ` + strings.Join(where, " AND ") + `
-		ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT ` + arg(limit+1)
-	events, err := queryList(ctx, r.s, scanAudit, query, args...)
-	if err != nil {
-		return store.AuditPage{}, fmt.Errorf("postgres: list audit events: %w", err)
-	}
-	page := store.AuditPage{Events: events}
-	if len(events) > limit {
-		page.Events = events[:limit]
-		last := page.Events[limit-1]
-		page.Next = store.EncodeAuditCursor(last.CreatedAt, last.ID)
-	}
-	if page.Events == nil {
-		page.Events = []store.AuditEvent{}
-	}
-	return page, nil
+		ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT ` + arg(p.Limit)
+	return queryList(ctx, d.s, scanAudit, query, args...)
 }

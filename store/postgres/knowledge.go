@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,14 +10,6 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/store"
 )
-
-// KnowledgeBases implements store.Store.
-func (s *Store) KnowledgeBases() store.KnowledgeBases { return knowledgeBases{s} }
-
-// IngestJobs implements store.Store.
-func (s *Store) IngestJobs() store.IngestJobs { return ingestJobs{s} }
-
-type knowledgeBases struct{ s *Store }
 
 const kbColumns = `id, workspace_id, name, description, index_name, settings,
 	documents, chunks, expires_at, created_at, updated_at`
@@ -48,70 +39,45 @@ func nullTime(t time.Time) *time.Time {
 	return &t
 }
 
-// RETURNING the row hands back the settings as jsonb formats them, which is
-// what a later read returns.
-func (r knowledgeBases) Create(ctx context.Context, kb store.KnowledgeBase) (store.KnowledgeBase, error) {
-	if err := kb.Validate(); err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("postgres: create knowledge base: %w", err)
-	}
-	if kb.ID == "" {
-		kb.ID = store.NewID()
-	}
-	t := now()
-	got, err := scanKnowledgeBase(r.s.pool.QueryRow(ctx,
-		`INSERT INTO knowledge_bases (`+kbColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
+// KnowledgeBaseInsert returns the row, which hands back the settings as
+// jsonb formats them: what a later read returns.
+func (d driver) KnowledgeBaseInsert(ctx context.Context, p *store.KnowledgeBaseInsertParams) (store.KnowledgeBase, error) {
+	kb := p.Base
+	got, err := scanKnowledgeBase(d.s.pool.QueryRow(ctx,
+		`INSERT INTO knowledge_bases (`+kbColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		RETURNING `+kbColumns,
 		kb.ID, kb.WorkspaceID, kb.Name, kb.Description, kb.IndexName, nullJSON(kb.Settings),
-		kb.Documents, kb.Chunks, nullTime(kb.ExpiresAt), t))
-	if err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("postgres: create knowledge base %q: %w", kb.Name, mapErr(err))
-	}
-	return got, nil
+		kb.Documents, kb.Chunks, nullTime(kb.ExpiresAt), kb.CreatedAt, kb.UpdatedAt))
+	return got, mapErr(err)
 }
 
-func (r knowledgeBases) Get(ctx context.Context, workspaceID, id string) (store.KnowledgeBase, error) {
-	kb, err := scanKnowledgeBase(r.s.pool.QueryRow(ctx,
+func (d driver) KnowledgeBaseGet(ctx context.Context, workspaceID, id string) (store.KnowledgeBase, error) {
+	kb, err := scanKnowledgeBase(d.s.pool.QueryRow(ctx,
 		`SELECT `+kbColumns+` FROM knowledge_bases WHERE workspace_id = $1 AND id = $2`, workspaceID, id))
-	if err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("postgres: get knowledge base %s: %w", id, mapErr(err))
-	}
-	return kb, nil
+	return kb, mapErr(err)
 }
 
-func (r knowledgeBases) GetByName(ctx context.Context, workspaceID, name string) (store.KnowledgeBase, error) {
+func (d driver) KnowledgeBaseGetByName(ctx context.Context, workspaceID, name string) (store.KnowledgeBase, error) {
 	// The WHERE clause repeats the knowledge_bases_name index's.
-	kb, err := scanKnowledgeBase(r.s.pool.QueryRow(ctx,
+	kb, err := scanKnowledgeBase(d.s.pool.QueryRow(ctx,
 		`SELECT `+kbColumns+` FROM knowledge_bases
 		WHERE workspace_id = $1 AND name = $2 AND expires_at IS NULL`, workspaceID, name))
-	if err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("postgres: get knowledge base %q: %w", name, mapErr(err))
-	}
-	return kb, nil
+	return kb, mapErr(err)
 }
 
-func (r knowledgeBases) List(ctx context.Context, workspaceID string) ([]store.KnowledgeBase, error) {
+func (d driver) KnowledgeBaseList(ctx context.Context, workspaceID string) ([]store.KnowledgeBase, error) {
 	// COLLATE "C" sorts by bytes, as SQLite does.
-	out, err := queryList(ctx, r.s, scanKnowledgeBase,
+	return queryList(ctx, d.s, scanKnowledgeBase,
 		`SELECT `+kbColumns+` FROM knowledge_bases
 		WHERE workspace_id = $1 AND expires_at IS NULL ORDER BY name COLLATE "C"`, workspaceID)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list knowledge bases: %w", err)
-	}
-	return out, nil
 }
 
-func (r knowledgeBases) Update(ctx context.Context, kb store.KnowledgeBase) (store.KnowledgeBase, error) {
-	if err := kb.Validate(); err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("postgres: update knowledge base: %w", err)
-	}
-	got, err := scanKnowledgeBase(r.s.pool.QueryRow(ctx,
+func (d driver) KnowledgeBaseUpdate(ctx context.Context, p *store.KnowledgeBaseUpdateParams) (store.KnowledgeBase, error) {
+	got, err := scanKnowledgeBase(d.s.pool.QueryRow(ctx,
 		`UPDATE knowledge_bases SET name = $1, description = $2, updated_at = $3
 		WHERE workspace_id = $4 AND id = $5 RETURNING `+kbColumns,
-		kb.Name, kb.Description, now(), kb.WorkspaceID, kb.ID))
-	if err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("postgres: update knowledge base %s: %w", kb.ID, mapErr(err))
-	}
-	return got, nil
+		p.Name, p.Description, p.Now, p.WorkspaceID, p.ID))
+	return got, mapErr(err)
 }
 
 // recount sets a base's counts to the sums over its sources.
@@ -142,102 +108,78 @@ func scanSource(row pgx.Row) (store.KnowledgeSource, error) {
 
 const sourceColumns = `s.kb_id, s.name, s.documents, s.chunks, s.record, s.updated_at`
 
-func (r knowledgeBases) GetSource(ctx context.Context, workspaceID, kbID, name string) (store.KnowledgeSource, error) {
-	src, err := scanSource(r.s.pool.QueryRow(ctx,
+func (d driver) KnowledgeSourceGet(ctx context.Context, workspaceID, kbID, name string) (store.KnowledgeSource, error) {
+	src, err := scanSource(d.s.pool.QueryRow(ctx,
 		`SELECT `+sourceColumns+` FROM kb_sources s JOIN knowledge_bases kb ON kb.id = s.kb_id
 		WHERE kb.workspace_id = $1 AND s.kb_id = $2 AND s.name = $3`, workspaceID, kbID, name))
-	if err != nil {
-		return store.KnowledgeSource{}, fmt.Errorf("postgres: get source %q of knowledge base %s: %w", name, kbID, mapErr(err))
-	}
-	return src, nil
+	return src, mapErr(err)
 }
 
-func (r knowledgeBases) PutSource(ctx context.Context, workspaceID string, src store.KnowledgeSource) error {
-	if err := src.Validate(); err != nil {
-		return fmt.Errorf("postgres: put knowledge source: %w", err)
-	}
-	err := pgx.BeginFunc(ctx, r.s.pool, func(tx pgx.Tx) error {
-		if err := lockBase(ctx, tx, workspaceID, src.KnowledgeBaseID); err != nil {
+func (d driver) KnowledgeSourcePut(ctx context.Context, p *store.KnowledgeSourcePutParams) error {
+	src := p.Source
+	err := pgx.BeginFunc(ctx, d.s.pool, func(tx pgx.Tx) error {
+		if err := lockBase(ctx, tx, p.WorkspaceID, src.KnowledgeBaseID); err != nil {
 			return err
 		}
-		at := now()
 		if _, err := tx.Exec(ctx, `INSERT INTO kb_sources (kb_id, name, documents, chunks, record, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6)
 			ON CONFLICT (kb_id, name) DO UPDATE SET documents = excluded.documents, chunks = excluded.chunks,
 				record = excluded.record, updated_at = excluded.updated_at`,
-			src.KnowledgeBaseID, src.Name, src.Documents, src.Chunks, nullJSON(src.Record), at); err != nil {
+			src.KnowledgeBaseID, src.Name, src.Documents, src.Chunks, nullJSON(src.Record), p.Now); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, recount, src.KnowledgeBaseID, at)
+		_, err := tx.Exec(ctx, recount, src.KnowledgeBaseID, p.Now)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("postgres: put source %q of knowledge base %s: %w", src.Name, src.KnowledgeBaseID, mapErr(err))
-	}
-	return nil
+	return mapErr(err)
 }
 
-func (r knowledgeBases) DeleteSource(ctx context.Context, workspaceID, kbID, name string) error {
-	err := pgx.BeginFunc(ctx, r.s.pool, func(tx pgx.Tx) error {
-		if err := lockBase(ctx, tx, workspaceID, kbID); err != nil {
+func (d driver) KnowledgeSourceDelete(ctx context.Context, p *store.KnowledgeSourceDeleteParams) error {
+	err := pgx.BeginFunc(ctx, d.s.pool, func(tx pgx.Tx) error {
+		if err := lockBase(ctx, tx, p.WorkspaceID, p.KnowledgeBaseID); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM kb_sources WHERE kb_id = $1 AND name = $2`, kbID, name)
+		tag, err := tx.Exec(ctx, `DELETE FROM kb_sources WHERE kb_id = $1 AND name = $2`, p.KnowledgeBaseID, p.Name)
 		if err == nil {
 			err = affected(tag)
 		}
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, recount, kbID, now())
+		_, err = tx.Exec(ctx, recount, p.KnowledgeBaseID, p.Now)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("postgres: delete source %q of knowledge base %s: %w", name, kbID, mapErr(err))
-	}
-	return nil
+	return mapErr(err)
 }
 
-func (r knowledgeBases) ListSources(ctx context.Context, workspaceID, kbID string) ([]store.KnowledgeSource, error) {
-	if err := kbExists(ctx, r.s.pool, workspaceID, kbID); err != nil {
-		return nil, fmt.Errorf("postgres: list sources of knowledge base %s: %w", kbID, err)
-	}
-	out, err := queryList(ctx, r.s, scanSource,
+func (d driver) KnowledgeSourceList(ctx context.Context, kbID string) ([]store.KnowledgeSource, error) {
+	return queryList(ctx, d.s, scanSource,
 		`SELECT `+sourceColumns+` FROM kb_sources s WHERE s.kb_id = $1 ORDER BY s.name`, kbID)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list sources of knowledge base %s: %w", kbID, err)
-	}
-	return out, nil
 }
 
-func (r knowledgeBases) Delete(ctx context.Context, workspaceID, id string) error {
+func (d driver) KnowledgeBaseDelete(ctx context.Context, workspaceID, id string) error {
 	// The ingest jobs go with it (ON DELETE CASCADE).
-	tag, err := r.s.pool.Exec(ctx, `DELETE FROM knowledge_bases WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
+	tag, err := d.s.pool.Exec(ctx, `DELETE FROM knowledge_bases WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
 	if err == nil {
 		err = affected(tag)
 	}
-	if err != nil {
-		return fmt.Errorf("postgres: delete knowledge base %s: %w", id, mapErr(err))
-	}
-	return nil
+	return mapErr(err)
 }
 
-func (r knowledgeBases) Expired(ctx context.Context, at time.Time, limit int) ([]store.KnowledgeBase, error) {
-	if limit <= 0 {
-		limit = 100
-	}
+func (d driver) KnowledgeBaseListExpired(ctx context.Context, p *store.KnowledgeBaseListExpiredParams) ([]store.KnowledgeBase, error) {
 	// The WHERE clause repeats the knowledge_bases_expiry index's.
-	out, err := queryList(ctx, r.s, scanKnowledgeBase,
+	return queryList(ctx, d.s, scanKnowledgeBase,
 		`SELECT `+kbColumns+` FROM knowledge_bases
 		WHERE expires_at IS NOT NULL AND expires_at <= $1 ORDER BY expires_at, id COLLATE "C" LIMIT $2`,
-		store.Timestamp(at), limit)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list expired knowledge bases: %w", err)
-	}
-	return out, nil
+		p.Now, p.Limit)
 }
 
-type ingestJobs struct{ s *Store }
+func (d driver) KnowledgeBaseExists(ctx context.Context, workspaceID, id string) (bool, error) {
+	var exists bool
+	err := d.s.pool.QueryRow(ctx,
+		`SELECT EXISTS (SELECT 1 FROM knowledge_bases WHERE workspace_id = $1 AND id = $2)`, workspaceID, id).Scan(&exists)
+	return exists, err
+}
 
 const ingestColumns = `id, workspace_id, kb_id, status, files, files_done, chunks, error, created_at, updated_at`
 
@@ -262,100 +204,39 @@ func scanIngestJob(row pgx.Row) (store.IngestJob, error) {
 // the job. The casts type the parameters, which a SELECT list leaves
 // unknown.
 const insertIngestJob = `INSERT INTO ingest_jobs (` + ingestColumns + `)
-	SELECT $1::text, workspace_id, id, $2::text, $3::jsonb, $4::integer, $5::integer, $6::text, $7::timestamptz, $7::timestamptz
-	FROM knowledge_bases WHERE workspace_id = $8 AND id = $9
+	SELECT $1::text, workspace_id, id, $2::text, $3::jsonb, $4::integer, $5::integer, $6::text, $7::timestamptz, $8::timestamptz
+	FROM knowledge_bases WHERE workspace_id = $9 AND id = $10
 	RETURNING ` + ingestColumns
 
-func (r ingestJobs) Create(ctx context.Context, j store.IngestJob) (store.IngestJob, error) {
-	if j.Status == "" {
-		j.Status = store.IngestQueued
-	}
-	if err := j.Validate(); err != nil {
-		return store.IngestJob{}, fmt.Errorf("postgres: create ingest job: %w", err)
-	}
-	if j.ID == "" {
-		j.ID = store.NewID()
-	}
-	files, err := json.Marshal(j.Files)
-	if err != nil {
-		return store.IngestJob{}, fmt.Errorf("postgres: create ingest job: encode files: %w", err)
-	}
-	got, err := scanIngestJob(r.s.pool.QueryRow(ctx, insertIngestJob,
-		j.ID, string(j.Status), files, j.FilesDone, j.Chunks, j.Error, now(), j.WorkspaceID, j.KnowledgeBaseID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = fmt.Errorf("%w: knowledge base %s does not exist in the workspace", store.ErrNotFound, j.KnowledgeBaseID)
-	}
-	if err != nil {
-		return store.IngestJob{}, fmt.Errorf("postgres: create ingest job: %w", mapErr(err))
-	}
-	return got, nil
+func (d driver) IngestJobInsert(ctx context.Context, p *store.IngestJobParams) (store.IngestJob, error) {
+	j := p.Job
+	got, err := scanIngestJob(d.s.pool.QueryRow(ctx, insertIngestJob,
+		j.ID, string(j.Status), p.Files, j.FilesDone, j.Chunks, j.Error, j.CreatedAt, j.UpdatedAt,
+		j.WorkspaceID, j.KnowledgeBaseID))
+	return got, mapErr(err)
 }
 
-func (r ingestJobs) Get(ctx context.Context, workspaceID, id string) (store.IngestJob, error) {
-	j, err := scanIngestJob(r.s.pool.QueryRow(ctx,
+func (d driver) IngestJobGet(ctx context.Context, workspaceID, id string) (store.IngestJob, error) {
+	j, err := scanIngestJob(d.s.pool.QueryRow(ctx,
 		`SELECT `+ingestColumns+` FROM ingest_jobs WHERE workspace_id = $1 AND id = $2`, workspaceID, id))
-	if err != nil {
-		return store.IngestJob{}, fmt.Errorf("postgres: get ingest job %s: %w", id, mapErr(err))
-	}
-	return j, nil
+	return j, mapErr(err)
 }
 
-// Update leaves a job in a final state untouched: a worker that lost its
-// lease cannot overwrite the outcome another one recorded. A concurrent
-// Update waits on the row lock and re-checks the status against the new
-// row.
-func (r ingestJobs) Update(ctx context.Context, j store.IngestJob) (store.IngestJob, error) {
-	if err := j.Validate(); err != nil {
-		return store.IngestJob{}, fmt.Errorf("postgres: update ingest job: %w", err)
-	}
-	files, err := json.Marshal(j.Files)
-	if err != nil {
-		return store.IngestJob{}, fmt.Errorf("postgres: update ingest job %s: encode files: %w", j.ID, err)
-	}
-	got, err := scanIngestJob(r.s.pool.QueryRow(ctx,
+// IngestJobUpdate: a concurrent update waits on the row lock and re-checks
+// the status against the new row.
+func (d driver) IngestJobUpdate(ctx context.Context, p *store.IngestJobParams) (store.IngestJob, error) {
+	j := p.Job
+	got, err := scanIngestJob(d.s.pool.QueryRow(ctx,
 		`UPDATE ingest_jobs SET status = $1, files = $2, files_done = $3, chunks = $4, error = $5, updated_at = $6
 		WHERE workspace_id = $7 AND id = $8 AND status IN ('queued', 'running')
 		RETURNING `+ingestColumns,
-		string(j.Status), files, j.FilesDone, j.Chunks, j.Error, now(), j.WorkspaceID, j.ID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		// Gone, or final: tell which.
-		cur, gerr := r.Get(ctx, j.WorkspaceID, j.ID)
-		if gerr != nil {
-			return store.IngestJob{}, fmt.Errorf("postgres: update ingest job %s: %w", j.ID, store.ErrNotFound)
-		}
-		return store.IngestJob{}, fmt.Errorf("postgres: update ingest job %s: %w: job is already %s", j.ID, store.ErrConflict, cur.Status)
-	}
-	if err != nil {
-		return store.IngestJob{}, fmt.Errorf("postgres: update ingest job %s: %w", j.ID, mapErr(err))
-	}
-	return got, nil
+		string(j.Status), p.Files, j.FilesDone, j.Chunks, j.Error, j.UpdatedAt, j.WorkspaceID, j.ID))
+	return got, mapErr(err)
 }
 
-func (r ingestJobs) List(ctx context.Context, workspaceID, kbID string, limit int) ([]store.IngestJob, error) {
-	if limit <= 0 {
-		limit = 100
-	}
-	out, err := queryList(ctx, r.s, scanIngestJob,
+func (d driver) IngestJobList(ctx context.Context, p *store.IngestJobListParams) ([]store.IngestJob, error) {
+	return queryList(ctx, d.s, scanIngestJob,
 		`SELECT `+ingestColumns+` FROM ingest_jobs
 		WHERE workspace_id = $1 AND kb_id = $2 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $3`,
-		workspaceID, kbID, limit)
-	if err == nil && len(out) == 0 {
-		err = kbExists(ctx, r.s.pool, workspaceID, kbID)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list ingest jobs of knowledge base %s: %w", kbID, err)
-	}
-	return out, nil
-}
-
-// kbExists returns ErrNotFound unless the workspace holds the knowledge base.
-func kbExists(ctx context.Context, q interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}, workspaceID, id string) error {
-	var one int
-	err := q.QueryRow(ctx, `SELECT 1 FROM knowledge_bases WHERE workspace_id = $1 AND id = $2`, workspaceID, id).Scan(&one)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("%w: knowledge base %s does not exist in the workspace", store.ErrNotFound, id)
-	}
-	return err
+		p.WorkspaceID, p.KnowledgeBaseID, p.Limit)
 }

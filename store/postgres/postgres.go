@@ -59,6 +59,9 @@ var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
 // Store is a store.Store on PostgreSQL. It is safe for concurrent use.
 type Store struct {
+	// Core implements the aggregates on driver{s}'s SQL verbs.
+	store.Core
+
 	pool   *pgxpool.Pool
 	schema string // empty when the DSN's search_path is used
 	logger *slog.Logger
@@ -104,7 +107,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	return &Store{pool: pool, schema: o.Schema, logger: o.Logger}, nil
+	s := &Store{pool: pool, schema: o.Schema, logger: o.Logger}
+	s.Core = store.NewCore(driver{s})
+	return s, nil
 }
 
 // Workspaces implements store.Store.
@@ -112,12 +117,6 @@ func (s *Store) Workspaces() store.Workspaces { return workspaces{s} }
 
 // APIKeys implements store.Store.
 func (s *Store) APIKeys() store.APIKeys { return apiKeys{s} }
-
-// Agents implements store.Store.
-func (s *Store) Agents() store.Agents { return agents{s} }
-
-// Providers implements store.Store.
-func (s *Store) Providers() store.Providers { return providers{s} }
 
 // Credentials implements store.Store.
 func (s *Store) Credentials() store.Credentials { return credentials{s} }
@@ -127,9 +126,6 @@ func (s *Store) Usage() store.Usage { return usage{s} }
 
 // Workflows implements store.Store.
 func (s *Store) Workflows() store.Workflows { return workflows{s} }
-
-// Runs implements store.Store.
-func (s *Store) Runs() store.Runs { return runs{s} }
 
 // Ping implements store.Store.
 func (s *Store) Ping(ctx context.Context) error {

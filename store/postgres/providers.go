@@ -3,14 +3,11 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentcraftlab/agentcraft/store"
 )
-
-type providers struct{ s *Store }
 
 const providerColumns = `id, workspace_id, name, type, base_url, settings, source, created_at, updated_at`
 
@@ -30,109 +27,58 @@ func scanProvider(row pgx.Row) (store.Provider, error) {
 	return p, nil
 }
 
-// prepareProvider validates p, stamps it and returns its settings column
-// (nil for SQL NULL).
-func prepareProvider(p store.Provider) (store.Provider, []byte, error) {
-	if err := p.Validate(); err != nil {
-		return store.Provider{}, nil, err
-	}
-	var settings []byte
-	if len(p.Settings) > 0 {
-		settings = []byte(p.Settings)
-	}
-	t := now()
-	p.CreatedAt, p.UpdatedAt = t, t
-	return p, settings, nil
+// providerArgs returns the arguments of an insert of p.
+func providerArgs(p store.Provider) []any {
+	return []any{p.ID, p.WorkspaceID, p.Name, p.Type, p.BaseURL, nullJSON(p.Settings), p.Source, p.CreatedAt, p.UpdatedAt}
 }
 
-func (r providers) Create(ctx context.Context, p store.Provider) (store.Provider, error) {
-	p, settings, err := prepareProvider(p)
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("postgres: create provider: %w", err)
-	}
-	if p.ID == "" {
-		p.ID = store.NewID()
-	}
-	got, err := scanProvider(r.s.pool.QueryRow(ctx,
+func (d driver) ProviderInsert(ctx context.Context, w *store.ProviderWriteParams) (store.Provider, error) {
+	got, err := scanProvider(d.s.pool.QueryRow(ctx,
 		`INSERT INTO providers (`+providerColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		RETURNING `+providerColumns,
-		p.ID, p.WorkspaceID, p.Name, p.Type, p.BaseURL, settings, p.Source, p.CreatedAt, p.UpdatedAt))
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("postgres: create provider %q: %w", p.Name, mapErr(err))
-	}
-	return got, nil
+		RETURNING `+providerColumns, providerArgs(w.Provider)...))
+	return got, mapErr(err)
 }
 
-func (r providers) Get(ctx context.Context, workspaceID, id string) (store.Provider, error) {
-	p, err := scanProvider(r.s.pool.QueryRow(ctx,
+func (d driver) ProviderGet(ctx context.Context, workspaceID, id string) (store.Provider, error) {
+	p, err := scanProvider(d.s.pool.QueryRow(ctx,
 		`SELECT `+providerColumns+` FROM providers WHERE workspace_id = $1 AND id = $2`, workspaceID, id))
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("postgres: get provider %s: %w", id, mapErr(err))
-	}
-	return p, nil
+	return p, mapErr(err)
 }
 
-func (r providers) GetByName(ctx context.Context, workspaceID, name string) (store.Provider, error) {
-	p, err := scanProvider(r.s.pool.QueryRow(ctx,
+func (d driver) ProviderGetByName(ctx context.Context, workspaceID, name string) (store.Provider, error) {
+	p, err := scanProvider(d.s.pool.QueryRow(ctx,
 		`SELECT `+providerColumns+` FROM providers WHERE workspace_id = $1 AND name = $2`, workspaceID, name))
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("postgres: get provider %q: %w", name, mapErr(err))
-	}
-	return p, nil
+	return p, mapErr(err)
 }
 
-func (r providers) List(ctx context.Context, workspaceID string) ([]store.Provider, error) {
-	out, err := queryList(ctx, r.s, scanProvider,
+func (d driver) ProviderList(ctx context.Context, workspaceID string) ([]store.Provider, error) {
+	return queryList(ctx, d.s, scanProvider,
 		`SELECT `+providerColumns+` FROM providers WHERE workspace_id = $1 ORDER BY name COLLATE "C"`, workspaceID)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list providers: %w", err)
-	}
-	return out, nil
 }
 
-func (r providers) Update(ctx context.Context, p store.Provider) (store.Provider, error) {
-	p, settings, err := prepareProvider(p)
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("postgres: update provider: %w", err)
-	}
-	got, err := scanProvider(r.s.pool.QueryRow(ctx,
+func (d driver) ProviderUpdate(ctx context.Context, w *store.ProviderWriteParams) (store.Provider, error) {
+	p := w.Provider
+	got, err := scanProvider(d.s.pool.QueryRow(ctx,
 		`UPDATE providers SET name = $1, type = $2, base_url = $3, settings = $4, source = $5, updated_at = $6
 		WHERE workspace_id = $7 AND id = $8 RETURNING `+providerColumns,
-		p.Name, p.Type, p.BaseURL, settings, p.Source, p.UpdatedAt, p.WorkspaceID, p.ID))
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("postgres: update provider %s: %w", p.ID, mapErr(err))
-	}
-	return got, nil
+		p.Name, p.Type, p.BaseURL, nullJSON(p.Settings), p.Source, p.UpdatedAt, p.WorkspaceID, p.ID))
+	return got, mapErr(err)
 }
 
-func (r providers) Delete(ctx context.Context, workspaceID, id string) error {
-	tag, err := r.s.pool.Exec(ctx, `DELETE FROM providers WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
+func (d driver) ProviderDelete(ctx context.Context, workspaceID, id string) error {
+	tag, err := d.s.pool.Exec(ctx, `DELETE FROM providers WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
 	if err == nil {
 		err = affected(tag)
 	}
-	if err != nil {
-		return fmt.Errorf("postgres: delete provider %s: %w", id, mapErr(err))
-	}
-	return nil
+	return mapErr(err)
 }
 
-func (r providers) Upsert(ctx context.Context, p store.Provider) (store.Provider, error) {
-	p, settings, err := prepareProvider(p)
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("postgres: upsert provider: %w", err)
-	}
-	if p.ID == "" {
-		p.ID = store.NewID()
-	}
-	got, err := scanProvider(r.s.pool.QueryRow(ctx,
+func (d driver) ProviderUpsert(ctx context.Context, w *store.ProviderWriteParams) (store.Provider, error) {
+	got, err := scanProvider(d.s.pool.QueryRow(ctx,
 		`INSERT INTO providers (`+providerColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (workspace_id, name) DO UPDATE SET
 			type = excluded.type, base_url = excluded.base_url, settings = excluded.settings,
 			source = excluded.source, updated_at = excluded.updated_at
-		RETURNING `+providerColumns,
-		p.ID, p.WorkspaceID, p.Name, p.Type, p.BaseURL, settings, p.Source, p.CreatedAt, p.UpdatedAt))
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("postgres: upsert provider %q: %w", p.Name, mapErr(err))
-	}
-	return got, nil
+		RETURNING `+providerColumns, providerArgs(w.Provider)...))
+	return got, mapErr(err)
 }

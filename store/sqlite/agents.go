@@ -8,8 +8,6 @@ import (
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
-type agents struct{ s *Store }
-
 const agentColumns = `id, workspace_id, name, model, instructions, tools, params, source, created_at, updated_at`
 
 func scanAgent(sc scanner) (store.Agent, error) {
@@ -36,140 +34,102 @@ func scanAgent(sc scanner) (store.Agent, error) {
 	return a, nil
 }
 
-// encodeAgent returns the JSON columns of a.
-func encodeAgent(a store.Agent) (tools, params string, err error) {
+// encodeTools returns the tools column of a: a JSON array, never null.
+func encodeTools(a store.Agent) (string, error) {
 	t := a.Tools
 	if t == nil {
 		t = []string{}
 	}
 	tb, err := json.Marshal(t)
 	if err != nil {
-		return "", "", fmt.Errorf("encode tools: %w", err)
+		return "", fmt.Errorf("encode tools: %w", err)
 	}
-	pb, err := json.Marshal(a.Params)
-	if err != nil {
-		return "", "", fmt.Errorf("encode params: %w", err)
-	}
-	return string(tb), string(pb), nil
+	return string(tb), nil
 }
 
-// prepareAgent validates a and fills what the caller does not set.
-func prepareAgent(a store.Agent) (store.Agent, string, string, error) {
-	if err := a.Validate(); err != nil {
-		return store.Agent{}, "", "", err
-	}
-	tools, params, err := encodeAgent(a)
+// agentArgs returns the arguments of an insert of p's agent.
+func agentArgs(p *store.AgentWriteParams) ([]any, error) {
+	a := p.Agent
+	tools, err := encodeTools(a)
 	if err != nil {
-		return store.Agent{}, "", "", err
+		return nil, err
 	}
-	// Return what a read will return: the stored copy, not the caller's
-	// slices, with an empty tool list as nil.
-	a.Tools = append([]string(nil), a.Tools...)
-	if len(a.Tools) == 0 {
-		a.Tools = nil
-	}
-	a.Params = store.AgentParams{}
-	if err := json.Unmarshal([]byte(params), &a.Params); err != nil {
-		return store.Agent{}, "", "", fmt.Errorf("decode params: %w", err)
-	}
-	t := now()
-	a.CreatedAt, a.UpdatedAt = t, t
-	return a, tools, params, nil
+	return []any{a.ID, a.WorkspaceID, a.Name, a.Model, a.Instructions, tools, string(p.Params), a.Source,
+		micros(a.CreatedAt), micros(a.UpdatedAt)}, nil
 }
 
-func (r agents) Create(ctx context.Context, a store.Agent) (store.Agent, error) {
-	a, tools, params, err := prepareAgent(a)
+// AgentInsert returns the row it was given: SQLite stores what it is given.
+func (d driver) AgentInsert(ctx context.Context, p *store.AgentWriteParams) (store.Agent, error) {
+	args, err := agentArgs(p)
 	if err != nil {
-		return store.Agent{}, fmt.Errorf("sqlite: create agent: %w", err)
+		return store.Agent{}, err
 	}
-	if a.ID == "" {
-		a.ID = store.NewID()
+	if _, err := d.s.writer.ExecContext(ctx,
+		`INSERT INTO agents (`+agentColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...); err != nil {
+		return store.Agent{}, mapErr(err)
 	}
-	_, err = r.s.writer.ExecContext(ctx,
-		`INSERT INTO agents (`+agentColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.ID, a.WorkspaceID, a.Name, a.Model, a.Instructions, tools, params, a.Source,
-		micros(a.CreatedAt), micros(a.UpdatedAt))
-	if err != nil {
-		return store.Agent{}, fmt.Errorf("sqlite: create agent %q: %w", a.Name, mapErr(err))
-	}
-	return a, nil
+	return p.Agent, nil
 }
 
-func (r agents) Get(ctx context.Context, workspaceID, id string) (store.Agent, error) {
-	a, err := scanAgent(r.s.reader.QueryRowContext(ctx,
+func (d driver) AgentGet(ctx context.Context, workspaceID, id string) (store.Agent, error) {
+	a, err := scanAgent(d.s.reader.QueryRowContext(ctx,
 		`SELECT `+agentColumns+` FROM agents WHERE workspace_id = ? AND id = ?`, workspaceID, id))
-	if err != nil {
-		return store.Agent{}, fmt.Errorf("sqlite: get agent %s: %w", id, mapErr(err))
-	}
-	return a, nil
+	return a, mapErr(err)
 }
 
-func (r agents) GetByName(ctx context.Context, workspaceID, name string) (store.Agent, error) {
-	a, err := scanAgent(r.s.reader.QueryRowContext(ctx,
+func (d driver) AgentGetByName(ctx context.Context, workspaceID, name string) (store.Agent, error) {
+	a, err := scanAgent(d.s.reader.QueryRowContext(ctx,
 		`SELECT `+agentColumns+` FROM agents WHERE workspace_id = ? AND name = ?`, workspaceID, name))
-	if err != nil {
-		return store.Agent{}, fmt.Errorf("sqlite: get agent %q: %w", name, mapErr(err))
-	}
-	return a, nil
+	return a, mapErr(err)
 }
 
-func (r agents) List(ctx context.Context, workspaceID string) ([]store.Agent, error) {
-	out, err := queryList(ctx, r.s.reader, scanAgent,
+func (d driver) AgentList(ctx context.Context, workspaceID string) ([]store.Agent, error) {
+	return queryList(ctx, d.s.reader, scanAgent,
 		`SELECT `+agentColumns+` FROM agents WHERE workspace_id = ? ORDER BY name`, workspaceID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list agents: %w", err)
-	}
-	return out, nil
 }
 
-func (r agents) Update(ctx context.Context, a store.Agent) (store.Agent, error) {
-	a, tools, params, err := prepareAgent(a)
+func (d driver) AgentUpdate(ctx context.Context, p *store.AgentWriteParams) (store.Agent, error) {
+	a := p.Agent
+	tools, err := encodeTools(a)
 	if err != nil {
-		return store.Agent{}, fmt.Errorf("sqlite: update agent: %w", err)
+		return store.Agent{}, err
 	}
 	var created int64
-	err = r.s.writer.QueryRowContext(ctx,
+	err = d.s.writer.QueryRowContext(ctx,
 		`UPDATE agents SET name = ?, model = ?, instructions = ?, tools = ?, params = ?, source = ?, updated_at = ?
 		WHERE workspace_id = ? AND id = ? RETURNING created_at`,
-		a.Name, a.Model, a.Instructions, tools, params, a.Source, micros(a.UpdatedAt),
+		a.Name, a.Model, a.Instructions, tools, string(p.Params), a.Source, micros(a.UpdatedAt),
 		a.WorkspaceID, a.ID).Scan(&created)
 	if err != nil {
-		return store.Agent{}, fmt.Errorf("sqlite: update agent %s: %w", a.ID, mapErr(err))
+		return store.Agent{}, mapErr(err)
 	}
 	a.CreatedAt = fromMicros(created)
 	return a, nil
 }
 
-func (r agents) Delete(ctx context.Context, workspaceID, id string) error {
-	res, err := r.s.writer.ExecContext(ctx, `DELETE FROM agents WHERE workspace_id = ? AND id = ?`, workspaceID, id)
+func (d driver) AgentDelete(ctx context.Context, workspaceID, id string) error {
+	res, err := d.s.writer.ExecContext(ctx, `DELETE FROM agents WHERE workspace_id = ? AND id = ?`, workspaceID, id)
 	if err == nil {
 		err = rowsAffected(res)
 	}
-	if err != nil {
-		return fmt.Errorf("sqlite: delete agent %s: %w", id, mapErr(err))
-	}
-	return nil
+	return mapErr(err)
 }
 
-func (r agents) Upsert(ctx context.Context, a store.Agent) (store.Agent, error) {
-	a, tools, params, err := prepareAgent(a)
+func (d driver) AgentUpsert(ctx context.Context, p *store.AgentWriteParams) (store.Agent, error) {
+	a := p.Agent
+	args, err := agentArgs(p)
 	if err != nil {
-		return store.Agent{}, fmt.Errorf("sqlite: upsert agent: %w", err)
-	}
-	if a.ID == "" {
-		a.ID = store.NewID()
+		return store.Agent{}, err
 	}
 	var created int64
-	err = r.s.writer.QueryRowContext(ctx,
+	err = d.s.writer.QueryRowContext(ctx,
 		`INSERT INTO agents (`+agentColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (workspace_id, name) DO UPDATE SET
 			model = excluded.model, instructions = excluded.instructions, tools = excluded.tools,
 			params = excluded.params, source = excluded.source, updated_at = excluded.updated_at
-		RETURNING id, created_at`,
-		a.ID, a.WorkspaceID, a.Name, a.Model, a.Instructions, tools, params, a.Source,
-		micros(a.CreatedAt), micros(a.UpdatedAt)).Scan(&a.ID, &created)
+		RETURNING id, created_at`, args...).Scan(&a.ID, &created)
 	if err != nil {
-		return store.Agent{}, fmt.Errorf("sqlite: upsert agent %q: %w", a.Name, mapErr(err))
+		return store.Agent{}, mapErr(err)
 	}
 	a.CreatedAt = fromMicros(created)
 	return a, nil

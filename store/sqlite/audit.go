@@ -9,60 +9,32 @@ import (
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
-type auditLog struct{ s *Store }
-
-// AuditLog implements store.Store.
-func (s *Store) AuditLog() store.AuditLog { return auditLog{s} }
-
 const auditColumns = `id, workspace_id, actor, action, target, details, created_at`
 
-func (r auditLog) Append(ctx context.Context, events ...store.AuditEvent) error {
-	for _, e := range events {
-		if err := e.Validate(); err != nil {
-			return fmt.Errorf("sqlite: append audit events: %w", err)
-		}
-	}
-	if len(events) == 0 {
-		return nil
-	}
-	err := r.s.writeTx(ctx, func(tx *sql.Tx) error {
+func (d driver) AuditInsert(ctx context.Context, p *store.AuditInsertParams) error {
+	err := d.s.writeTx(ctx, func(tx *sql.Tx) error {
 		// audit_log has no foreign key (its rows outlive their
 		// workspace, see 00003_audit.sql), so the check is here.
-		seen := map[string]bool{}
-		for _, e := range events {
-			if seen[e.WorkspaceID] {
-				continue
-			}
-			seen[e.WorkspaceID] = true
+		for _, id := range p.WorkspaceIDs {
 			var one int
-			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM workspaces WHERE id = ?`, e.WorkspaceID).Scan(&one); err != nil {
-				return fmt.Errorf("workspace %s: %w", e.WorkspaceID, mapErr(err))
+			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM workspaces WHERE id = ?`, id).Scan(&one); err != nil {
+				return fmt.Errorf("workspace %s: %w", id, mapErr(err))
 			}
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit_log (`+auditColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
-			return mapErr(err)
+			return err
 		}
 		defer stmt.Close()
-		for _, e := range events {
-			if e.ID == "" {
-				e.ID = store.NewID()
-			}
-			created := now()
-			if !e.CreatedAt.IsZero() {
-				created = store.Timestamp(e.CreatedAt)
-			}
+		for _, e := range p.Events {
 			if _, err := stmt.ExecContext(ctx, e.ID, e.WorkspaceID, e.Actor, e.Action, e.Target,
-				nullJSON(e.Details), micros(created)); err != nil {
-				return mapErr(err)
+				nullJSON(e.Details), micros(e.CreatedAt)); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("sqlite: append audit events: %w", err)
-	}
-	return nil
+	return mapErr(err)
 }
 
 func scanAudit(sc scanner) (store.AuditEvent, error) {
@@ -81,19 +53,15 @@ func scanAudit(sc scanner) (store.AuditEvent, error) {
 	return e, nil
 }
 
-func (r auditLog) List(ctx context.Context, f store.AuditFilter) (store.AuditPage, error) {
-	limit := store.ClampAuditLimit(f.Limit)
+func (d driver) AuditList(ctx context.Context, p *store.AuditListParams) ([]store.AuditEvent, error) {
+	f := p.Filter
 	var (
 		where = []string{"workspace_id = ?"}
 		args  = []any{f.WorkspaceID}
 	)
-	if f.Cursor != "" {
-		at, id, err := store.DecodeAuditCursor(f.Cursor)
-		if err != nil {
-			return store.AuditPage{}, fmt.Errorf("sqlite: list audit events: %w", err)
-		}
+	if p.After {
 		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
-		args = append(args, micros(at), micros(at), id)
+		args = append(args, micros(p.AfterTime), micros(p.AfterTime), p.AfterID)
 	}
 	if strings.HasSuffix(f.Action, ".") {
 		// substr, not LIKE: an action may hold '%' or '_'.
@@ -113,27 +81,14 @@ func (r auditLog) List(ctx context.Context, f store.AuditFilter) (store.AuditPag
 	}
 	if !f.Since.IsZero() {
 		where = append(where, "created_at >= ?")
-		args = append(args, micros(store.Timestamp(f.Since)))
+		args = append(args, micros(f.Since))
 	}
 	if !f.Until.IsZero() {
 		where = append(where, "created_at < ?")
-		args = append(args, micros(store.Timestamp(f.Until)))
+		args = append(args, micros(f.Until))
 	}
-	args = append(args, limit+1) // one more tells whether a next page exists
-	events, err := queryList(ctx, r.s.reader, scanAudit,
+	args = append(args, p.Limit)
+	return queryList(ctx, d.s.reader, scanAudit,
 		`SELECT `+auditColumns+` FROM audit_log WHERE `+strings.Join(where, " AND ")+`
 		ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
-	if err != nil {
-		return store.AuditPage{}, fmt.Errorf("sqlite: list audit events: %w", err)
-	}
-	page := store.AuditPage{Events: events}
-	if len(events) > limit {
-		page.Events = events[:limit]
-		last := page.Events[limit-1]
-		page.Next = store.EncodeAuditCursor(last.CreatedAt, last.ID)
-	}
-	if page.Events == nil {
-		page.Events = []store.AuditEvent{}
-	}
-	return page, nil
 }

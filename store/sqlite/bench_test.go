@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/store"
 )
@@ -131,16 +132,17 @@ func BenchmarkRunCheckpoint(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			rs := runs{st}
+			d := driver{st}
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
 				cp := store.Checkpoint{RunID: run.ID, Key: "node#" + strconv.Itoa(i), NodeID: "node", Output: output}
 				events := []store.RunEvent{
-					{Seq: int64(2*i + 1), Type: "node_finished", Data: output},
-					{Seq: int64(2*i + 2), Type: "node_started", Data: json.RawMessage(`{"node": "next"}`)},
+					{RunID: run.ID, Seq: int64(2*i + 1), Type: "node_finished", Data: output},
+					{RunID: run.ID, Seq: int64(2*i + 2), Type: "node_started", Data: json.RawMessage(`{"node": "next"}`)},
 				}
-				if err := rs.checkpoint(ctx, w.ID, cp, events, bm.prepare); err != nil {
+				p := &store.RunCheckpointInsertParams{WorkspaceID: w.ID, Checkpoint: cp, Events: events, Now: store.Timestamp(time.Now())}
+				if err := d.checkpoint(ctx, p, bm.prepare); err != nil {
 					b.Fatal(err)
 				}
 				i++

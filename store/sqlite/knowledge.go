@@ -11,14 +11,6 @@ import (
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
-// KnowledgeBases implements store.Store.
-func (s *Store) KnowledgeBases() store.KnowledgeBases { return knowledgeBases{s} }
-
-// IngestJobs implements store.Store.
-func (s *Store) IngestJobs() store.IngestJobs { return ingestJobs{s} }
-
-type knowledgeBases struct{ s *Store }
-
 const kbColumns = `id, workspace_id, name, description, index_name, settings,
 	documents, chunks, expires_at, created_at, updated_at`
 
@@ -48,71 +40,46 @@ func nullTime(t time.Time) any {
 	return micros(store.Timestamp(t))
 }
 
-func (r knowledgeBases) Create(ctx context.Context, kb store.KnowledgeBase) (store.KnowledgeBase, error) {
-	if err := kb.Validate(); err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("sqlite: create knowledge base: %w", err)
-	}
-	if kb.ID == "" {
-		kb.ID = store.NewID()
-	}
-	kb.Settings = cloneJSON(kb.Settings)
-	if !kb.ExpiresAt.IsZero() {
-		kb.ExpiresAt = store.Timestamp(kb.ExpiresAt)
-	}
-	t := now()
-	kb.CreatedAt, kb.UpdatedAt = t, t
-	_, err := r.s.writer.ExecContext(ctx,
+// KnowledgeBaseInsert returns the row it was given: SQLite stores what it
+// is given.
+func (d driver) KnowledgeBaseInsert(ctx context.Context, p *store.KnowledgeBaseInsertParams) (store.KnowledgeBase, error) {
+	kb := p.Base
+	_, err := d.s.writer.ExecContext(ctx,
 		`INSERT INTO knowledge_bases (`+kbColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		kb.ID, kb.WorkspaceID, kb.Name, kb.Description, kb.IndexName, nullJSON(kb.Settings),
-		kb.Documents, kb.Chunks, nullTime(kb.ExpiresAt), micros(t), micros(t))
+		kb.Documents, kb.Chunks, nullTime(kb.ExpiresAt), micros(kb.CreatedAt), micros(kb.UpdatedAt))
 	if err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("sqlite: create knowledge base %q: %w", kb.Name, mapErr(err))
+		return store.KnowledgeBase{}, mapErr(err)
 	}
 	return kb, nil
 }
 
-func (r knowledgeBases) Get(ctx context.Context, workspaceID, id string) (store.KnowledgeBase, error) {
-	kb, err := scanKnowledgeBase(r.s.reader.QueryRowContext(ctx,
+func (d driver) KnowledgeBaseGet(ctx context.Context, workspaceID, id string) (store.KnowledgeBase, error) {
+	kb, err := scanKnowledgeBase(d.s.reader.QueryRowContext(ctx,
 		`SELECT `+kbColumns+` FROM knowledge_bases WHERE workspace_id = ? AND id = ?`, workspaceID, id))
-	if err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("sqlite: get knowledge base %s: %w", id, mapErr(err))
-	}
-	return kb, nil
+	return kb, mapErr(err)
 }
 
-func (r knowledgeBases) GetByName(ctx context.Context, workspaceID, name string) (store.KnowledgeBase, error) {
+func (d driver) KnowledgeBaseGetByName(ctx context.Context, workspaceID, name string) (store.KnowledgeBase, error) {
 	// The WHERE clause repeats the knowledge_bases_name index's.
-	kb, err := scanKnowledgeBase(r.s.reader.QueryRowContext(ctx,
+	kb, err := scanKnowledgeBase(d.s.reader.QueryRowContext(ctx,
 		`SELECT `+kbColumns+` FROM knowledge_bases
 		WHERE workspace_id = ? AND name = ? AND expires_at IS NULL`, workspaceID, name))
-	if err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("sqlite: get knowledge base %q: %w", name, mapErr(err))
-	}
-	return kb, nil
+	return kb, mapErr(err)
 }
 
-func (r knowledgeBases) List(ctx context.Context, workspaceID string) ([]store.KnowledgeBase, error) {
-	out, err := queryList(ctx, r.s.reader, scanKnowledgeBase,
+func (d driver) KnowledgeBaseList(ctx context.Context, workspaceID string) ([]store.KnowledgeBase, error) {
+	return queryList(ctx, d.s.reader, scanKnowledgeBase,
 		`SELECT `+kbColumns+` FROM knowledge_bases
 		WHERE workspace_id = ? AND expires_at IS NULL ORDER BY name`, workspaceID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list knowledge bases: %w", err)
-	}
-	return out, nil
 }
 
-func (r knowledgeBases) Update(ctx context.Context, kb store.KnowledgeBase) (store.KnowledgeBase, error) {
-	if err := kb.Validate(); err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("sqlite: update knowledge base: %w", err)
-	}
-	got, err := scanKnowledgeBase(r.s.writer.QueryRowContext(ctx,
+func (d driver) KnowledgeBaseUpdate(ctx context.Context, p *store.KnowledgeBaseUpdateParams) (store.KnowledgeBase, error) {
+	got, err := scanKnowledgeBase(d.s.writer.QueryRowContext(ctx,
 		`UPDATE knowledge_bases SET name = ?, description = ?, updated_at = ?
 		WHERE workspace_id = ? AND id = ? RETURNING `+kbColumns,
-		kb.Name, kb.Description, micros(now()), kb.WorkspaceID, kb.ID))
-	if err != nil {
-		return store.KnowledgeBase{}, fmt.Errorf("sqlite: update knowledge base %s: %w", kb.ID, mapErr(err))
-	}
-	return got, nil
+		p.Name, p.Description, micros(p.Now), p.WorkspaceID, p.ID))
+	return got, mapErr(err)
 }
 
 // recount sets a base's counts to the sums over its sources.
@@ -136,27 +103,22 @@ func scanSource(sc scanner) (store.KnowledgeSource, error) {
 
 const sourceColumns = `s.kb_id, s.name, s.documents, s.chunks, s.record, s.updated_at`
 
-func (r knowledgeBases) GetSource(ctx context.Context, workspaceID, kbID, name string) (store.KnowledgeSource, error) {
-	src, err := scanSource(r.s.reader.QueryRowContext(ctx,
+func (d driver) KnowledgeSourceGet(ctx context.Context, workspaceID, kbID, name string) (store.KnowledgeSource, error) {
+	src, err := scanSource(d.s.reader.QueryRowContext(ctx,
 		`SELECT `+sourceColumns+` FROM kb_sources s JOIN knowledge_bases kb ON kb.id = s.kb_id
 		WHERE kb.workspace_id = ? AND s.kb_id = ? AND s.name = ?`, workspaceID, kbID, name))
-	if err != nil {
-		return store.KnowledgeSource{}, fmt.Errorf("sqlite: get source %q of knowledge base %s: %w", name, kbID, mapErr(err))
-	}
-	return src, nil
+	return src, mapErr(err)
 }
 
-// PutSource is one transaction on the one writer connection, so the
-// recount sees every committed source.
-func (r knowledgeBases) PutSource(ctx context.Context, workspaceID string, src store.KnowledgeSource) error {
-	if err := src.Validate(); err != nil {
-		return fmt.Errorf("sqlite: put knowledge source: %w", err)
-	}
-	err := r.s.writeTx(ctx, func(tx *sql.Tx) error {
-		if err := kbExists(ctx, tx, workspaceID, src.KnowledgeBaseID); err != nil {
+// KnowledgeSourcePut is one transaction on the one writer connection, so
+// the recount sees every committed source.
+func (d driver) KnowledgeSourcePut(ctx context.Context, p *store.KnowledgeSourcePutParams) error {
+	src := p.Source
+	err := d.s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := kbExists(ctx, tx, p.WorkspaceID, src.KnowledgeBaseID); err != nil {
 			return err
 		}
-		at := micros(now())
+		at := micros(p.Now)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO kb_sources (kb_id, name, documents, chunks, record, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (kb_id, name) DO UPDATE SET documents = excluded.documents, chunks = excluded.chunks,
@@ -167,73 +129,56 @@ func (r knowledgeBases) PutSource(ctx context.Context, workspaceID string, src s
 		_, err := tx.ExecContext(ctx, recount, src.KnowledgeBaseID, at)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("sqlite: put source %q of knowledge base %s: %w", src.Name, src.KnowledgeBaseID, mapErr(err))
-	}
-	return nil
+	return mapErr(err)
 }
 
-func (r knowledgeBases) DeleteSource(ctx context.Context, workspaceID, kbID, name string) error {
-	err := r.s.writeTx(ctx, func(tx *sql.Tx) error {
-		if err := kbExists(ctx, tx, workspaceID, kbID); err != nil {
+func (d driver) KnowledgeSourceDelete(ctx context.Context, p *store.KnowledgeSourceDeleteParams) error {
+	err := d.s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := kbExists(ctx, tx, p.WorkspaceID, p.KnowledgeBaseID); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM kb_sources WHERE kb_id = ? AND name = ?`, kbID, name)
+		res, err := tx.ExecContext(ctx, `DELETE FROM kb_sources WHERE kb_id = ? AND name = ?`, p.KnowledgeBaseID, p.Name)
 		if err == nil {
 			err = rowsAffected(res)
 		}
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, recount, kbID, micros(now()))
+		_, err = tx.ExecContext(ctx, recount, p.KnowledgeBaseID, micros(p.Now))
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("sqlite: delete source %q of knowledge base %s: %w", name, kbID, mapErr(err))
-	}
-	return nil
+	return mapErr(err)
 }
 
-func (r knowledgeBases) ListSources(ctx context.Context, workspaceID, kbID string) ([]store.KnowledgeSource, error) {
-	if err := kbExists(ctx, r.s.reader, workspaceID, kbID); err != nil {
-		return nil, fmt.Errorf("sqlite: list sources of knowledge base %s: %w", kbID, err)
-	}
-	out, err := queryList(ctx, r.s.reader, scanSource,
+func (d driver) KnowledgeSourceList(ctx context.Context, kbID string) ([]store.KnowledgeSource, error) {
+	return queryList(ctx, d.s.reader, scanSource,
 		`SELECT `+sourceColumns+` FROM kb_sources s WHERE s.kb_id = ? ORDER BY s.name`, kbID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list sources of knowledge base %s: %w", kbID, err)
-	}
-	return out, nil
 }
 
-func (r knowledgeBases) Delete(ctx context.Context, workspaceID, id string) error {
+func (d driver) KnowledgeBaseDelete(ctx context.Context, workspaceID, id string) error {
 	// The ingest jobs go with it (ON DELETE CASCADE).
-	res, err := r.s.writer.ExecContext(ctx, `DELETE FROM knowledge_bases WHERE workspace_id = ? AND id = ?`, workspaceID, id)
+	res, err := d.s.writer.ExecContext(ctx, `DELETE FROM knowledge_bases WHERE workspace_id = ? AND id = ?`, workspaceID, id)
 	if err == nil {
 		err = rowsAffected(res)
 	}
-	if err != nil {
-		return fmt.Errorf("sqlite: delete knowledge base %s: %w", id, mapErr(err))
-	}
-	return nil
+	return mapErr(err)
 }
 
-func (r knowledgeBases) Expired(ctx context.Context, at time.Time, limit int) ([]store.KnowledgeBase, error) {
-	if limit <= 0 {
-		limit = 100
-	}
+func (d driver) KnowledgeBaseListExpired(ctx context.Context, p *store.KnowledgeBaseListExpiredParams) ([]store.KnowledgeBase, error) {
 	// The WHERE clause repeats the knowledge_bases_expiry index's.
-	out, err := queryList(ctx, r.s.reader, scanKnowledgeBase,
+	return queryList(ctx, d.s.reader, scanKnowledgeBase,
 		`SELECT `+kbColumns+` FROM knowledge_bases
 		WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, id LIMIT ?`,
-		micros(store.Timestamp(at)), limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list expired knowledge bases: %w", err)
-	}
-	return out, nil
+		micros(p.Now), p.Limit)
 }
 
-type ingestJobs struct{ s *Store }
+func (d driver) KnowledgeBaseExists(ctx context.Context, workspaceID, id string) (bool, error) {
+	err := kbExists(ctx, d.s.reader, workspaceID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
 
 const ingestColumns = `id, workspace_id, kb_id, status, files, files_done, chunks, error, created_at, updated_at`
 
@@ -261,98 +206,51 @@ func scanIngestJob(sc scanner) (store.IngestJob, error) {
 const insertIngestJob = `INSERT INTO ingest_jobs (` + ingestColumns + `)
 	SELECT ?, workspace_id, id, ?, ?, ?, ?, ?, ?, ? FROM knowledge_bases WHERE workspace_id = ? AND id = ?`
 
-func (r ingestJobs) Create(ctx context.Context, j store.IngestJob) (store.IngestJob, error) {
-	if j.Status == "" {
-		j.Status = store.IngestQueued
-	}
-	if err := j.Validate(); err != nil {
-		return store.IngestJob{}, fmt.Errorf("sqlite: create ingest job: %w", err)
-	}
-	if j.ID == "" {
-		j.ID = store.NewID()
-	}
-	files, err := json.Marshal(j.Files)
-	if err != nil {
-		return store.IngestJob{}, fmt.Errorf("sqlite: create ingest job: encode files: %w", err)
-	}
-	j.Files = append([]store.IngestFile(nil), j.Files...)
-	t := now()
-	j.CreatedAt, j.UpdatedAt = t, t
-	res, err := r.s.writer.ExecContext(ctx, insertIngestJob,
-		j.ID, j.Status, string(files), j.FilesDone, j.Chunks, j.Error, micros(t), micros(t),
+// IngestJobInsert returns the row it was given: SQLite stores what it is
+// given.
+func (d driver) IngestJobInsert(ctx context.Context, p *store.IngestJobParams) (store.IngestJob, error) {
+	j := p.Job
+	res, err := d.s.writer.ExecContext(ctx, insertIngestJob,
+		j.ID, j.Status, string(p.Files), j.FilesDone, j.Chunks, j.Error, micros(j.CreatedAt), micros(j.UpdatedAt),
 		j.WorkspaceID, j.KnowledgeBaseID)
 	if err == nil {
-		if err = rowsAffected(res); err != nil {
-			err = fmt.Errorf("%w: knowledge base %s does not exist in the workspace", err, j.KnowledgeBaseID)
-		}
+		err = rowsAffected(res)
 	}
 	if err != nil {
-		return store.IngestJob{}, fmt.Errorf("sqlite: create ingest job: %w", mapErr(err))
+		return store.IngestJob{}, mapErr(err)
 	}
 	return j, nil
 }
 
-func (r ingestJobs) Get(ctx context.Context, workspaceID, id string) (store.IngestJob, error) {
-	j, err := scanIngestJob(r.s.reader.QueryRowContext(ctx,
+func (d driver) IngestJobGet(ctx context.Context, workspaceID, id string) (store.IngestJob, error) {
+	j, err := scanIngestJob(d.s.reader.QueryRowContext(ctx,
 		`SELECT `+ingestColumns+` FROM ingest_jobs WHERE workspace_id = ? AND id = ?`, workspaceID, id))
-	if err != nil {
-		return store.IngestJob{}, fmt.Errorf("sqlite: get ingest job %s: %w", id, mapErr(err))
-	}
-	return j, nil
+	return j, mapErr(err)
 }
 
-// updateIngestJob leaves a job in a final state untouched: a worker that
-// lost its lease cannot overwrite the outcome another one recorded.
 const updateIngestJob = `UPDATE ingest_jobs
 	SET status = ?, files = ?, files_done = ?, chunks = ?, error = ?, updated_at = ?
 	WHERE workspace_id = ? AND id = ? AND status IN ('queued', 'running')
 	RETURNING ` + ingestColumns
 
-// Update reports progress after every file, so its statement is prepared
-// once on the writer (BenchmarkIngestProgress).
-func (r ingestJobs) Update(ctx context.Context, j store.IngestJob) (store.IngestJob, error) {
-	if err := j.Validate(); err != nil {
-		return store.IngestJob{}, fmt.Errorf("sqlite: update ingest job: %w", err)
-	}
-	files, err := json.Marshal(j.Files)
+// IngestJobUpdate reports progress after every file, so its statement is
+// prepared once on the writer (BenchmarkIngestProgress).
+func (d driver) IngestJobUpdate(ctx context.Context, p *store.IngestJobParams) (store.IngestJob, error) {
+	j := p.Job
+	stmt, err := d.s.writeStmt(ctx, updateIngestJob)
 	if err != nil {
-		return store.IngestJob{}, fmt.Errorf("sqlite: update ingest job %s: encode files: %w", j.ID, err)
-	}
-	stmt, err := r.s.writeStmt(ctx, updateIngestJob)
-	if err != nil {
-		return store.IngestJob{}, fmt.Errorf("sqlite: update ingest job %s: prepare: %w", j.ID, err)
+		return store.IngestJob{}, fmt.Errorf("prepare: %w", err)
 	}
 	got, err := scanIngestJob(stmt.QueryRowContext(ctx,
-		j.Status, string(files), j.FilesDone, j.Chunks, j.Error, micros(now()), j.WorkspaceID, j.ID))
-	if errors.Is(err, sql.ErrNoRows) {
-		// Gone, or final: tell which.
-		cur, gerr := r.Get(ctx, j.WorkspaceID, j.ID)
-		if gerr != nil {
-			return store.IngestJob{}, fmt.Errorf("sqlite: update ingest job %s: %w", j.ID, store.ErrNotFound)
-		}
-		return store.IngestJob{}, fmt.Errorf("sqlite: update ingest job %s: %w: job is already %s", j.ID, store.ErrConflict, cur.Status)
-	}
-	if err != nil {
-		return store.IngestJob{}, fmt.Errorf("sqlite: update ingest job %s: %w", j.ID, mapErr(err))
-	}
-	return got, nil
+		j.Status, string(p.Files), j.FilesDone, j.Chunks, j.Error, micros(j.UpdatedAt), j.WorkspaceID, j.ID))
+	return got, mapErr(err)
 }
 
-func (r ingestJobs) List(ctx context.Context, workspaceID, kbID string, limit int) ([]store.IngestJob, error) {
-	if limit <= 0 {
-		limit = 100
-	}
-	out, err := queryList(ctx, r.s.reader, scanIngestJob,
+func (d driver) IngestJobList(ctx context.Context, p *store.IngestJobListParams) ([]store.IngestJob, error) {
+	return queryList(ctx, d.s.reader, scanIngestJob,
 		`SELECT `+ingestColumns+` FROM ingest_jobs
 		WHERE workspace_id = ? AND kb_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
-		workspaceID, kbID, limit)
-	if err == nil && len(out) == 0 {
-		err = kbExists(ctx, r.s.reader, workspaceID, kbID)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list ingest jobs of knowledge base %s: %w", kbID, err)
-	}
-	return out, nil
+		p.WorkspaceID, p.KnowledgeBaseID, p.Limit)
 }
 
 // kbExists returns ErrNotFound unless the workspace holds the knowledge base.

@@ -4,12 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 
 	"github.com/agentcraftlab/agentcraft/store"
 )
-
-type providers struct{ s *Store }
 
 const providerColumns = `id, workspace_id, name, type, base_url, settings, source, created_at, updated_at`
 
@@ -31,116 +28,74 @@ func scanProvider(sc scanner) (store.Provider, error) {
 	return p, nil
 }
 
-// prepareProvider validates p, stamps it and returns its settings column.
-func prepareProvider(p store.Provider) (store.Provider, sql.NullString, error) {
-	if err := p.Validate(); err != nil {
-		return store.Provider{}, sql.NullString{}, err
-	}
-	var settings sql.NullString
-	if len(p.Settings) > 0 {
-		settings = sql.NullString{String: string(p.Settings), Valid: true}
-		p.Settings = append(json.RawMessage(nil), p.Settings...)
-	} else {
-		p.Settings = nil
-	}
-	t := now()
-	p.CreatedAt, p.UpdatedAt = t, t
-	return p, settings, nil
+// providerArgs returns the arguments of an insert of p.
+func providerArgs(p store.Provider) []any {
+	return []any{p.ID, p.WorkspaceID, p.Name, p.Type, p.BaseURL, nullJSON(p.Settings), p.Source,
+		micros(p.CreatedAt), micros(p.UpdatedAt)}
 }
 
-func (r providers) Create(ctx context.Context, p store.Provider) (store.Provider, error) {
-	p, settings, err := prepareProvider(p)
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("sqlite: create provider: %w", err)
-	}
-	if p.ID == "" {
-		p.ID = store.NewID()
-	}
-	_, err = r.s.writer.ExecContext(ctx,
+// ProviderInsert returns the row it was given: SQLite stores what it is
+// given.
+func (d driver) ProviderInsert(ctx context.Context, w *store.ProviderWriteParams) (store.Provider, error) {
+	if _, err := d.s.writer.ExecContext(ctx,
 		`INSERT INTO providers (`+providerColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.ID, p.WorkspaceID, p.Name, p.Type, p.BaseURL, settings, p.Source,
-		micros(p.CreatedAt), micros(p.UpdatedAt))
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("sqlite: create provider %q: %w", p.Name, mapErr(err))
+		providerArgs(w.Provider)...); err != nil {
+		return store.Provider{}, mapErr(err)
 	}
-	return p, nil
+	return w.Provider, nil
 }
 
-func (r providers) Get(ctx context.Context, workspaceID, id string) (store.Provider, error) {
-	p, err := scanProvider(r.s.reader.QueryRowContext(ctx,
+func (d driver) ProviderGet(ctx context.Context, workspaceID, id string) (store.Provider, error) {
+	p, err := scanProvider(d.s.reader.QueryRowContext(ctx,
 		`SELECT `+providerColumns+` FROM providers WHERE workspace_id = ? AND id = ?`, workspaceID, id))
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("sqlite: get provider %s: %w", id, mapErr(err))
-	}
-	return p, nil
+	return p, mapErr(err)
 }
 
-func (r providers) GetByName(ctx context.Context, workspaceID, name string) (store.Provider, error) {
-	p, err := scanProvider(r.s.reader.QueryRowContext(ctx,
+func (d driver) ProviderGetByName(ctx context.Context, workspaceID, name string) (store.Provider, error) {
+	p, err := scanProvider(d.s.reader.QueryRowContext(ctx,
 		`SELECT `+providerColumns+` FROM providers WHERE workspace_id = ? AND name = ?`, workspaceID, name))
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("sqlite: get provider %q: %w", name, mapErr(err))
-	}
-	return p, nil
+	return p, mapErr(err)
 }
 
-func (r providers) List(ctx context.Context, workspaceID string) ([]store.Provider, error) {
-	out, err := queryList(ctx, r.s.reader, scanProvider,
+func (d driver) ProviderList(ctx context.Context, workspaceID string) ([]store.Provider, error) {
+	return queryList(ctx, d.s.reader, scanProvider,
 		`SELECT `+providerColumns+` FROM providers WHERE workspace_id = ? ORDER BY name`, workspaceID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list providers: %w", err)
-	}
-	return out, nil
 }
 
-func (r providers) Update(ctx context.Context, p store.Provider) (store.Provider, error) {
-	p, settings, err := prepareProvider(p)
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("sqlite: update provider: %w", err)
-	}
+func (d driver) ProviderUpdate(ctx context.Context, w *store.ProviderWriteParams) (store.Provider, error) {
+	p := w.Provider
 	var created int64
-	err = r.s.writer.QueryRowContext(ctx,
+	err := d.s.writer.QueryRowContext(ctx,
 		`UPDATE providers SET name = ?, type = ?, base_url = ?, settings = ?, source = ?, updated_at = ?
 		WHERE workspace_id = ? AND id = ? RETURNING created_at`,
-		p.Name, p.Type, p.BaseURL, settings, p.Source, micros(p.UpdatedAt),
+		p.Name, p.Type, p.BaseURL, nullJSON(p.Settings), p.Source, micros(p.UpdatedAt),
 		p.WorkspaceID, p.ID).Scan(&created)
 	if err != nil {
-		return store.Provider{}, fmt.Errorf("sqlite: update provider %s: %w", p.ID, mapErr(err))
+		return store.Provider{}, mapErr(err)
 	}
 	p.CreatedAt = fromMicros(created)
 	return p, nil
 }
 
-func (r providers) Delete(ctx context.Context, workspaceID, id string) error {
-	res, err := r.s.writer.ExecContext(ctx, `DELETE FROM providers WHERE workspace_id = ? AND id = ?`, workspaceID, id)
+func (d driver) ProviderDelete(ctx context.Context, workspaceID, id string) error {
+	res, err := d.s.writer.ExecContext(ctx, `DELETE FROM providers WHERE workspace_id = ? AND id = ?`, workspaceID, id)
 	if err == nil {
 		err = rowsAffected(res)
 	}
-	if err != nil {
-		return fmt.Errorf("sqlite: delete provider %s: %w", id, mapErr(err))
-	}
-	return nil
+	return mapErr(err)
 }
 
-func (r providers) Upsert(ctx context.Context, p store.Provider) (store.Provider, error) {
-	p, settings, err := prepareProvider(p)
-	if err != nil {
-		return store.Provider{}, fmt.Errorf("sqlite: upsert provider: %w", err)
-	}
-	if p.ID == "" {
-		p.ID = store.NewID()
-	}
+func (d driver) ProviderUpsert(ctx context.Context, w *store.ProviderWriteParams) (store.Provider, error) {
+	p := w.Provider
 	var created int64
-	err = r.s.writer.QueryRowContext(ctx,
+	err := d.s.writer.QueryRowContext(ctx,
 		`INSERT INTO providers (`+providerColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (workspace_id, name) DO UPDATE SET
 			type = excluded.type, base_url = excluded.base_url, settings = excluded.settings,
 			source = excluded.source, updated_at = excluded.updated_at
-		RETURNING id, created_at`,
-		p.ID, p.WorkspaceID, p.Name, p.Type, p.BaseURL, settings, p.Source,
-		micros(p.CreatedAt), micros(p.UpdatedAt)).Scan(&p.ID, &created)
+		RETURNING id, created_at`, providerArgs(p)...).Scan(&p.ID, &created)
 	if err != nil {
-		return store.Provider{}, fmt.Errorf("sqlite: upsert provider %q: %w", p.Name, mapErr(err))
+		return store.Provider{}, mapErr(err)
 	}
 	p.CreatedAt = fromMicros(created)
 	return p, nil

@@ -62,6 +62,9 @@ type Options struct {
 
 // Store is a store.Store on a SQLite file. It is safe for concurrent use.
 type Store struct {
+	// Core implements the aggregates on driver{s}'s SQL verbs.
+	store.Core
+
 	path   string
 	writer *sql.DB // exactly one connection; every write goes through it
 	reader *sql.DB // query_only connections for reads
@@ -107,6 +110,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 
 	s := &Store{logger: o.Logger}
+	s.Core = store.NewCore(driver{s})
 	if path == MemoryPath {
 		dir, err := os.MkdirTemp("", "agentcraft-sqlite-")
 		if err != nil {
@@ -250,12 +254,6 @@ func (s *Store) Workspaces() store.Workspaces { return workspaces{s} }
 // APIKeys implements store.Store.
 func (s *Store) APIKeys() store.APIKeys { return apiKeys{s} }
 
-// Agents implements store.Store.
-func (s *Store) Agents() store.Agents { return agents{s} }
-
-// Providers implements store.Store.
-func (s *Store) Providers() store.Providers { return providers{s} }
-
 // Credentials implements store.Store.
 func (s *Store) Credentials() store.Credentials { return credentials{s} }
 
@@ -264,9 +262,6 @@ func (s *Store) Usage() store.Usage { return usage{s} }
 
 // Workflows implements store.Store.
 func (s *Store) Workflows() store.Workflows { return workflows{s} }
-
-// Runs implements store.Store.
-func (s *Store) Runs() store.Runs { return runs{s} }
 
 // Ping implements store.Store.
 func (s *Store) Ping(ctx context.Context) error {

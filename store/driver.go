@@ -1,0 +1,281 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Driver is the SQL half of the store seam, in the manner of River's
+// riverdriver.Executor: one method per SQL verb, named for its aggregate
+// and taking a ...Params struct when it needs more than a workspace and an
+// id. Validation, defaults, ids, timestamps, error wording and the run
+// state machine live once in Core; a driver only runs statements and maps
+// its native errors onto ErrNotFound and ErrConflict (a conditional write
+// that matched no row is ErrNotFound). store/sqlite and store/postgres each
+// implement it on an unexported type and embed the Core built on it.
+type Driver interface {
+	// Name prefixes every error Core returns: "sqlite", "postgres".
+	Name() string
+	RunDriver
+	KnowledgeDriver
+	AgentDriver
+	ProviderDriver
+	AuditDriver
+}
+
+// RunDriver holds the verbs of Runs.
+type RunDriver interface {
+	// RunInsert inserts p.Run, complete (id, status, times and FinishedAt
+	// set; lease empty), and returns the stored row.
+	RunInsert(ctx context.Context, p *RunInsertParams) (Run, error)
+	RunGet(ctx context.Context, workspaceID, id string) (Run, error)
+	RunList(ctx context.Context, p *RunListParams) ([]Run, error)
+	// RunListLive returns the queued and running runs of every workspace,
+	// oldest first (created_at, then id).
+	RunListLive(ctx context.Context) ([]Run, error)
+	// RunClaim takes the lease in one statement, so two executors
+	// claiming at once cannot both win; no row matched is ErrNotFound.
+	RunClaim(ctx context.Context, p *RunClaimParams) (Run, error)
+	// RunTransition updates the run in one statement when its status is
+	// one of p.From; no row matched is ErrNotFound.
+	RunTransition(ctx context.Context, p *RunTransitionParams) (Run, error)
+	// RunCheckpointInsert saves the checkpoint and its events atomically:
+	// a key saved already is ErrConflict and writes nothing; a run that is
+	// not the workspace's is ErrNotFound. Events already stored (same run
+	// and seq) are skipped.
+	RunCheckpointInsert(ctx context.Context, p *RunCheckpointInsertParams) error
+	// RunEventInsert stores the events atomically, skipping those stored
+	// already; an event of a run that is not the workspace's is
+	// ErrNotFound naming the run, and stores nothing.
+	RunEventInsert(ctx context.Context, p *RunEventInsertParams) error
+	// RunCheckpointList returns the run's checkpoints in the order saved
+	// (nil for none, whether or not the run exists).
+	RunCheckpointList(ctx context.Context, workspaceID, runID string) ([]Checkpoint, error)
+	// RunEventList returns the run's events with Seq > p.After, in order.
+	RunEventList(ctx context.Context, p *RunEventListParams) ([]RunEvent, error)
+	// RunExists reports whether the workspace holds the run.
+	RunExists(ctx context.Context, workspaceID, id string) (bool, error)
+}
+
+// RunInsertParams is the row RunInsert writes.
+type RunInsertParams struct {
+	Run Run
+}
+
+// RunListParams selects runs of one workspace, newest first (created_at,
+// then id, both descending). Empty Status and WorkflowID do not filter;
+// Limit is positive.
+type RunListParams struct {
+	WorkspaceID string
+	Status      RunStatus
+	WorkflowID  string
+	Limit       int
+}
+
+// RunClaimParams are the arguments of RunClaim: set the run running with
+// lease (Owner, Until) and updated_at Now when it is queued or running and
+// its lease is free, expired (before Now), Owner's already, or Force.
+type RunClaimParams struct {
+	WorkspaceID, ID string
+	Owner           string
+	Now, Until      time.Time
+	Force           bool
+}
+
+// RunTransitionParams are the arguments of RunTransition: when the run's
+// status is one of From, set status To, the non-nil fields of Update,
+// updated_at Now and finished_at Finished (nil clears it), and clear the
+// lease when Release.
+type RunTransitionParams struct {
+	WorkspaceID, ID string
+	From            []RunStatus
+	To              RunStatus
+	Update          RunUpdate
+	Now             time.Time
+	Finished        *time.Time
+	Release         bool
+}
+
+// RunCheckpointInsertParams are the rows RunCheckpointInsert writes, all
+// stamped Now. Every event's RunID is the checkpoint's.
+type RunCheckpointInsertParams struct {
+	WorkspaceID string
+	Checkpoint  Checkpoint
+	Events      []RunEvent
+	Now         time.Time
+}
+
+// RunEventInsertParams are the events RunEventInsert writes, stamped Now.
+// There is at least one; they come in runs of one RunID.
+type RunEventInsertParams struct {
+	WorkspaceID string
+	Events      []RunEvent
+	Now         time.Time
+}
+
+// RunEventListParams selects at most Limit (positive) events of a run.
+type RunEventListParams struct {
+	WorkspaceID, RunID string
+	After              int64
+	Limit              int
+}
+
+// KnowledgeDriver holds the verbs of KnowledgeBases and IngestJobs.
+type KnowledgeDriver interface {
+	// KnowledgeBaseInsert inserts p.Base, complete, and returns the
+	// stored row.
+	KnowledgeBaseInsert(ctx context.Context, p *KnowledgeBaseInsertParams) (KnowledgeBase, error)
+	KnowledgeBaseGet(ctx context.Context, workspaceID, id string) (KnowledgeBase, error)
+	// KnowledgeBaseGetByName finds a persistent base (no expiry) by name.
+	KnowledgeBaseGetByName(ctx context.Context, workspaceID, name string) (KnowledgeBase, error)
+	// KnowledgeBaseList returns the persistent bases ordered by name
+	// (bytewise).
+	KnowledgeBaseList(ctx context.Context, workspaceID string) ([]KnowledgeBase, error)
+	KnowledgeBaseUpdate(ctx context.Context, p *KnowledgeBaseUpdateParams) (KnowledgeBase, error)
+	// KnowledgeBaseDelete deletes the base with its ingest jobs and
+	// sources; no row is ErrNotFound.
+	KnowledgeBaseDelete(ctx context.Context, workspaceID, id string) error
+	// KnowledgeBaseListExpired returns the bases with an expiry at or
+	// before p.Now, by expiry then id.
+	KnowledgeBaseListExpired(ctx context.Context, p *KnowledgeBaseListExpiredParams) ([]KnowledgeBase, error)
+	KnowledgeBaseExists(ctx context.Context, workspaceID, id string) (bool, error)
+
+	KnowledgeSourceGet(ctx context.Context, workspaceID, kbID, name string) (KnowledgeSource, error)
+	// KnowledgeSourcePut upserts the source and recounts its base in one
+	// transaction that serializes with the base's other puts and deletes;
+	// a base that is not the workspace's is ErrNotFound.
+	KnowledgeSourcePut(ctx context.Context, p *KnowledgeSourcePutParams) error
+	// KnowledgeSourceDelete is KnowledgeSourcePut's delete; no source is
+	// ErrNotFound.
+	KnowledgeSourceDelete(ctx context.Context, p *KnowledgeSourceDeleteParams) error
+	// KnowledgeSourceList returns the base's sources by name.
+	KnowledgeSourceList(ctx context.Context, kbID string) ([]KnowledgeSource, error)
+
+	// IngestJobInsert inserts p.Job, complete, when the base p.Job names
+	// is the workspace's (otherwise ErrNotFound), and returns the stored
+	// row.
+	IngestJobInsert(ctx context.Context, p *IngestJobParams) (IngestJob, error)
+	IngestJobGet(ctx context.Context, workspaceID, id string) (IngestJob, error)
+	// IngestJobUpdate writes the progress fields of a job still queued or
+	// running; no row matched is ErrNotFound.
+	IngestJobUpdate(ctx context.Context, p *IngestJobParams) (IngestJob, error)
+	// IngestJobList returns a base's jobs, newest first.
+	IngestJobList(ctx context.Context, p *IngestJobListParams) ([]IngestJob, error)
+}
+
+// KnowledgeBaseInsertParams is the row KnowledgeBaseInsert writes.
+type KnowledgeBaseInsertParams struct {
+	Base KnowledgeBase
+}
+
+// KnowledgeBaseUpdateParams rename a base and stamp it Now.
+type KnowledgeBaseUpdateParams struct {
+	WorkspaceID, ID   string
+	Name, Description string
+	Now               time.Time
+}
+
+// KnowledgeBaseListExpiredParams select at most Limit (positive) bases.
+type KnowledgeBaseListExpiredParams struct {
+	Now   time.Time
+	Limit int
+}
+
+// KnowledgeSourcePutParams is the source KnowledgeSourcePut writes,
+// stamped Now, as is the recounted base.
+type KnowledgeSourcePutParams struct {
+	WorkspaceID string
+	Source      KnowledgeSource
+	Now         time.Time
+}
+
+// KnowledgeSourceDeleteParams name the source to delete.
+type KnowledgeSourceDeleteParams struct {
+	WorkspaceID, KnowledgeBaseID, Name string
+	Now                                time.Time
+}
+
+// IngestJobParams is the job row an insert or update writes: Job is
+// complete (UpdatedAt is the time to stamp), Files its Files as JSON.
+type IngestJobParams struct {
+	Job   IngestJob
+	Files []byte
+}
+
+// IngestJobListParams select at most Limit (positive) jobs of a base.
+type IngestJobListParams struct {
+	WorkspaceID, KnowledgeBaseID string
+	Limit                        int
+}
+
+// AgentDriver holds the verbs of Agents. Every write returns the row as
+// stored.
+type AgentDriver interface {
+	AgentInsert(ctx context.Context, p *AgentWriteParams) (Agent, error)
+	AgentGet(ctx context.Context, workspaceID, id string) (Agent, error)
+	AgentGetByName(ctx context.Context, workspaceID, name string) (Agent, error)
+	// AgentList orders by name (bytewise).
+	AgentList(ctx context.Context, workspaceID string) ([]Agent, error)
+	// AgentUpdate rewrites every column but id, workspace and created_at.
+	AgentUpdate(ctx context.Context, p *AgentWriteParams) (Agent, error)
+	AgentDelete(ctx context.Context, workspaceID, id string) error
+	// AgentUpsert inserts, or on (workspace, name) rewrites the row but
+	// its id and created_at.
+	AgentUpsert(ctx context.Context, p *AgentWriteParams) (Agent, error)
+}
+
+// AgentWriteParams is the row an agent write stores: Agent complete and
+// stamped, Params its Params encoded as JSON.
+type AgentWriteParams struct {
+	Agent  Agent
+	Params []byte
+}
+
+// ProviderDriver holds the verbs of Providers, as AgentDriver's.
+type ProviderDriver interface {
+	ProviderInsert(ctx context.Context, p *ProviderWriteParams) (Provider, error)
+	ProviderGet(ctx context.Context, workspaceID, id string) (Provider, error)
+	ProviderGetByName(ctx context.Context, workspaceID, name string) (Provider, error)
+	ProviderList(ctx context.Context, workspaceID string) ([]Provider, error)
+	ProviderUpdate(ctx context.Context, p *ProviderWriteParams) (Provider, error)
+	ProviderDelete(ctx context.Context, workspaceID, id string) error
+	ProviderUpsert(ctx context.Context, p *ProviderWriteParams) (Provider, error)
+}
+
+// ProviderWriteParams is the row a provider write stores; Provider.Settings
+// is nil for SQL NULL.
+type ProviderWriteParams struct {
+	Provider Provider
+}
+
+// AuditDriver holds the verbs of AuditLog.
+type AuditDriver interface {
+	// AuditInsert stores the events, complete (id and created_at set), in
+	// one transaction after checking that every workspace in
+	// p.WorkspaceIDs exists (audit_log has no foreign key): a missing one
+	// is ErrNotFound and stores nothing.
+	AuditInsert(ctx context.Context, p *AuditInsertParams) error
+	// AuditList returns at most p.Limit events of p.Filter, newest first
+	// (created_at, then id bytewise, both descending), after the cursor
+	// position when p.After is set. Filter.Since and Until are normalized
+	// with Timestamp; Filter.Cursor and Limit are not to be read.
+	AuditList(ctx context.Context, p *AuditListParams) ([]AuditEvent, error)
+}
+
+// AuditInsertParams are the events AuditInsert writes and their distinct
+// workspaces.
+type AuditInsertParams struct {
+	Events       []AuditEvent
+	WorkspaceIDs []string
+}
+
+// AuditListParams select audit events; see AuditDriver.AuditList.
+type AuditListParams struct {
+	Filter AuditFilter
+	// After, when set, keeps the events strictly before (AfterTime,
+	// AfterID) in the listing's order.
+	After     bool
+	AfterTime time.Time
+	AfterID   string
+	Limit     int
+}
