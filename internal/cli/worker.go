@@ -32,6 +32,10 @@ func workerCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer stk.close()
+			// A worker exists to execute, whatever the shared file says
+			// of serve.
+			execute := true
+			cfg.Workflows.Execute = &execute
 			wf, err := startWorkflows(ctx, cfg, stk, logger)
 			if err != nil {
 				return err

@@ -76,7 +76,11 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 			return w.q.EnqueueRunAt(ctx, queue.RunArgs{WorkspaceID: workspaceID, RunID: runID, Wake: "deadline " + at.UTC().Format(time.RFC3339Nano)}, at)
 		},
 	})
-	qcfg := queue.Config{DatabaseURL: cfg.Database.URL, Workers: cfg.Workflows.Workers, Logger: logger}
+	execute := cfg.Workflows.Execute == nil || *cfg.Workflows.Execute
+	if !execute && single {
+		return nil, fmt.Errorf("workflows.execute: false needs PostgreSQL: on SQLite this process is the only one that can execute runs")
+	}
+	qcfg := queue.Config{DatabaseURL: cfg.Database.URL, Workers: cfg.Workflows.Workers, Logger: logger, InsertOnly: !execute}
 	if stk.knowledge != nil {
 		qcfg.Ingest = func(ctx context.Context, args queue.IngestArgs) error {
 			return stk.knowledge.RunJob(ctx, args.WorkspaceID, args.JobID, nil)
@@ -93,11 +97,15 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 		w.q.Close()
 		return nil, fmt.Errorf("start job queue: %w", err)
 	}
-	n, err := w.runs.ResumeOwned(ctx)
-	if err != nil {
-		logger.Error("resume_runs_failed", "err", err)
-	} else if n > 0 {
-		logger.Info("runs_resumed", "count", n)
+	if execute {
+		n, err := w.runs.ResumeOwned(ctx)
+		if err != nil {
+			logger.Error("resume_runs_failed", "err", err)
+		} else if n > 0 {
+			logger.Info("runs_resumed", "count", n)
+		}
+	} else {
+		logger.Info("runs_execute_elsewhere", "reason", "workflows.execute is false: agentcraft worker processes execute runs and ingest jobs")
 	}
 	// Runs whose worker died without coming back (several workers on
 	// PostgreSQL) are woken once their lease expires.

@@ -156,6 +156,11 @@ type Workflows struct {
 	Timeout time.Duration `yaml:"timeout"`
 	// Workers is how many runs this process executes at once. Default 10.
 	Workers int `yaml:"workers"`
+	// Execute is whether serve executes workflow runs and ingest jobs
+	// itself. Default true. False makes serve a web tier in queue mode
+	// (PostgreSQL only): it enqueues, and `agentcraft worker` processes
+	// execute. Workers always execute.
+	Execute *bool `yaml:"execute"`
 }
 
 // Server configures the HTTP listener.
