@@ -69,7 +69,7 @@ func (p *Platform) Agent(ctx context.Context, workspaceID, name string) (*Agent,
 	if ok && e.mcpGen == mcpGen && time.Since(e.checked) < agentRecheck {
 		return e.agent, nil
 	}
-	row, err := p.store.Agents().GetByName(ctx, workspaceID, name)
+	row, err := p.agentRow(ctx, workspaceID, name)
 	if errors.Is(err, store.ErrNotFound) {
 		p.evict(workspaceID, name)
 		return nil, fmt.Errorf("%w %q", ErrUnknownAgent, name)
@@ -321,13 +321,70 @@ func configAgentRow(ca config.Agent, workspaceID string) (store.Agent, error) {
 	}, nil
 }
 
-// Agents lists the workspace's agents.
+// fileAgentID is the id of the file's agent called name: stable across
+// restarts and processes reading the same file, and never a stored id.
+func fileAgentID(name string) string { return "config:" + name }
+
+// fileAgent returns the file's agent called name when workspaceID is the
+// file's workspace.
+func (p *Platform) fileAgent(workspaceID, name string) (store.Agent, bool) {
+	if workspaceID != p.defaultWS.ID {
+		return store.Agent{}, false
+	}
+	a, ok := p.fileAgents[name]
+	return a, ok
+}
+
+// agentRow finds the workspace's agent called name: the file's first,
+// then the store's.
+func (p *Platform) agentRow(ctx context.Context, workspaceID, name string) (store.Agent, error) {
+	if a, ok := p.fileAgent(workspaceID, name); ok {
+		return a, nil
+	}
+	return p.store.Agents().GetByName(ctx, workspaceID, name)
+}
+
+// GetAgent returns the workspace's agent with the given id, or, failing
+// that, the given name; store.ErrNotFound when there is none.
+func (p *Platform) GetAgent(ctx context.Context, workspaceID, idOrName string) (store.Agent, error) {
+	if name, ok := strings.CutPrefix(idOrName, "config:"); ok {
+		if a, ok := p.fileAgent(workspaceID, name); ok {
+			return a, nil
+		}
+	}
+	a, err := p.store.Agents().Get(ctx, workspaceID, idOrName)
+	if errors.Is(err, store.ErrNotFound) {
+		return p.agentRow(ctx, workspaceID, idOrName)
+	}
+	return a, err
+}
+
+// Agents lists the workspace's agents by name: the configuration file's
+// (held by this process) and the stored ones; a file agent hides a stored
+// one of the same name.
 func (p *Platform) Agents(ctx context.Context, workspaceID string) ([]store.Agent, error) {
-	return p.store.Agents().List(ctx, workspaceID)
+	stored, err := p.store.Agents().List(ctx, workspaceID)
+	if err != nil || workspaceID != p.defaultWS.ID || len(p.fileAgents) == 0 {
+		return stored, err
+	}
+	out := make([]store.Agent, 0, len(stored)+len(p.fileAgents))
+	for _, a := range p.fileAgents {
+		out = append(out, a)
+	}
+	for _, a := range stored {
+		if _, shadowed := p.fileAgents[a.Name]; !shadowed {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Agent) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }
 
 // CreateAgent checks and stores a new API agent.
 func (p *Platform) CreateAgent(ctx context.Context, a store.Agent) (store.Agent, error) {
+	if _, ok := p.fileAgent(a.WorkspaceID, a.Name); ok {
+		return store.Agent{}, fmt.Errorf("%w: %q exists there; choose another name", ErrConfigAgent, a.Name)
+	}
 	a.Source = store.SourceAPI
 	if err := p.checkAgent(ctx, a); err != nil {
 		return store.Agent{}, err
@@ -347,6 +404,14 @@ func agentEvent(action string, a store.Agent) store.AuditEvent {
 
 // UpdateAgent checks and replaces an API agent.
 func (p *Platform) UpdateAgent(ctx context.Context, a store.Agent) (store.Agent, error) {
+	if name, ok := strings.CutPrefix(a.ID, "config:"); ok {
+		if _, ok := p.fileAgent(a.WorkspaceID, name); ok {
+			return store.Agent{}, fmt.Errorf("%w: change %q in the file", ErrConfigAgent, name)
+		}
+	}
+	if _, ok := p.fileAgent(a.WorkspaceID, a.Name); ok {
+		return store.Agent{}, fmt.Errorf("%w: %q exists there; choose another name", ErrConfigAgent, a.Name)
+	}
 	old, err := p.store.Agents().Get(ctx, a.WorkspaceID, a.ID)
 	if err != nil {
 		return store.Agent{}, err
@@ -370,6 +435,11 @@ func (p *Platform) UpdateAgent(ctx context.Context, a store.Agent) (store.Agent,
 
 // DeleteAgent removes an API agent.
 func (p *Platform) DeleteAgent(ctx context.Context, workspaceID, id string) error {
+	if name, ok := strings.CutPrefix(id, "config:"); ok {
+		if _, ok := p.fileAgent(workspaceID, name); ok {
+			return fmt.Errorf("%w: remove %q from the file", ErrConfigAgent, name)
+		}
+	}
 	old, err := p.store.Agents().Get(ctx, workspaceID, id)
 	if err != nil {
 		return err

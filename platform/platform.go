@@ -93,6 +93,10 @@ type Platform struct {
 	// global holds config and detected providers; written only in New.
 	global map[string]*provider
 
+	// fileAgents are agentcraft.yaml's agents by name, in the default
+	// workspace; written only in New.
+	fileAgents map[string]store.Agent
+
 	mu          sync.Mutex // guards wsProviders and agents
 	wsProviders map[string]*provider
 	agents      map[string]*agentEntry
@@ -182,9 +186,12 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		}
 		p.wsSafety[w.ID] = set
 	}
-	defined := make(map[string]bool, len(o.Agents))
+	// The file's agents live in this process only: the store never holds
+	// them, so another process started with another file cannot remove
+	// or change them (and this one cannot remove that one's).
+	p.fileAgents = make(map[string]store.Agent, len(o.Agents))
+	loaded := time.Now().UTC()
 	for i, ca := range o.Agents {
-		defined[ca.Name] = true
 		row, err := configAgentRow(ca, ws.ID)
 		if err != nil {
 			return nil, fmt.Errorf("config: agents[%d]: %w", i, err)
@@ -192,12 +199,15 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		if err := p.checkAgent(ctx, row); err != nil {
 			return nil, fmt.Errorf("config: agents[%d] (%s): %w", i, ca.Name, err)
 		}
-		if _, err := st.Agents().Upsert(ctx, row); err != nil {
-			return nil, fmt.Errorf("config: agents[%d] (%s): %w", i, ca.Name, err)
+		if _, dup := p.fileAgents[row.Name]; dup {
+			return nil, fmt.Errorf("config: agents[%d]: agent %q is defined twice", i, ca.Name)
 		}
-	}
-	if err := p.removeUndefinedConfigAgents(ctx, defined); err != nil {
-		return nil, err
+		row.ID, row.CreatedAt, row.UpdatedAt = fileAgentID(row.Name), loaded, loaded
+		p.fileAgents[row.Name] = row
+		if _, err := st.Agents().GetByName(ctx, ws.ID, row.Name); err == nil {
+			p.logger.Warn("config_agent_shadows_stored", "agent", row.Name, "workspace_id", ws.ID,
+				"reason", "agentcraft.yaml defines an agent of the same name as one created through the API; this process serves the file's")
+		}
 	}
 	p.usage = newUsageRecorder(st.Usage(), p.logger)
 	if p.audit == nil {
@@ -220,27 +230,6 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		p.startToolSync(p.syncEvery)
 	}
 	return p, nil
-}
-
-// removeUndefinedConfigAgents deletes the default workspace's config agents
-// that the file no longer defines. The file is their only definition and
-// the API refuses to delete them, so without this an agent removed from
-// the file would stay listed and runnable forever.
-func (p *Platform) removeUndefinedConfigAgents(ctx context.Context, defined map[string]bool) error {
-	agents, err := p.store.Agents().List(ctx, p.defaultWS.ID)
-	if err != nil {
-		return fmt.Errorf("config: list agents: %w", err)
-	}
-	for _, a := range agents {
-		if a.Source != store.SourceConfig || defined[a.Name] {
-			continue
-		}
-		if err := p.store.Agents().Delete(ctx, a.WorkspaceID, a.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("config: remove agent %q: %w", a.Name, err)
-		}
-		p.logger.Info("config_agent_removed", "agent", a.Name, "workspace_id", a.WorkspaceID, "reason", "no longer in the configuration file")
-	}
-	return nil
 }
 
 // DefaultWorkspace is the workspace of the configuration file's agents.

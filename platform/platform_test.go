@@ -231,8 +231,18 @@ func TestConfigAgents(t *testing.T) {
 	if err := p.DeleteAgent(ctx, ws.ID, a.ID); !errors.Is(err, platform.ErrConfigAgent) {
 		t.Errorf("DeleteAgent(config agent) = %v, want ErrConfigAgent", err)
 	}
-	if after, err := st.Agents().Get(ctx, ws.ID, a.ID); err != nil || after.Instructions != "Be brief." {
-		t.Errorf("config agent after refused changes = %+v, %v; want it unchanged", after, err)
+	if got, err := p.GetAgent(ctx, ws.ID, a.ID); err != nil || got.Instructions != "Be brief." {
+		t.Errorf("config agent after refused changes = %+v, %v; want it unchanged", got, err)
+	}
+	if got, err := p.GetAgent(ctx, ws.ID, "helper"); err != nil || got.ID != a.ID {
+		t.Errorf("GetAgent by name = %+v, %v; want helper", got, err)
+	}
+	// The store never holds the file's agents.
+	if rows, err := st.Agents().List(ctx, ws.ID); err != nil || len(rows) != 0 {
+		t.Errorf("stored agents = %+v, %v; want none: the file's live in memory", rows, err)
+	}
+	if _, err := p.CreateAgent(ctx, store.Agent{WorkspaceID: ws.ID, Name: "helper", Model: "fake/fake-model"}); !errors.Is(err, platform.ErrConfigAgent) {
+		t.Errorf("CreateAgent(helper) = %v, want ErrConfigAgent: the file has it", err)
 	}
 
 	// An API agent of the default workspace is not the file's business.
@@ -240,24 +250,31 @@ func TestConfigAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A restart with an edited file updates the row in place and removes
-	// the agent the file no longer defines, which the API could not.
+	// A second process on the same database with another file has its own
+	// file agents and leaves the first one's alone: the first still lists
+	// and runs retired and the old helper.
 	helper.Instructions = "Be precise."
 	opts.Agents = []config.Agent{helper}
 	p2 := newPlatform(t, st, opts)
-	list, err = p2.Agents(ctx, ws.ID)
-	if err != nil {
-		t.Fatal(err)
+	names := func(p *platform.Platform) []string {
+		list, err := p.Agents(ctx, ws.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, a := range list {
+			out = append(out, a.Name+":"+a.Instructions)
+		}
+		return out
 	}
-	var names []string
-	for _, a := range list {
-		names = append(names, a.Name)
+	if diff := cmp.Diff([]string{"helper:Be precise.", "mine:"}, names(p2)); diff != "" {
+		t.Errorf("second process's agents (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"helper", "mine"}, names); diff != "" {
-		t.Errorf("agents after restart (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]string{"helper:Be brief.", "mine:", "retired:"}, names(p)); diff != "" {
+		t.Errorf("first process's agents after the second started (-want +got):\n%s", diff)
 	}
-	if list[0].ID != a.ID || list[0].Instructions != "Be precise." || list[0].Source != store.SourceConfig {
-		t.Errorf("helper after restart = %+v, want helper %s with the new instructions", list[0], a.ID)
+	if _, err := p.Agent(ctx, ws.ID, "retired"); err != nil {
+		t.Errorf("first process's retired agent: %v", err)
 	}
 }
 

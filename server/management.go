@@ -135,7 +135,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
-	a, err := s.p.Store().Agents().Get(r.Context(), workspace(r), r.PathValue("id"))
+	a, err := s.p.GetAgent(r.Context(), workspace(r), r.PathValue("id"))
 	if err != nil {
 		storeError(w, err)
 		return

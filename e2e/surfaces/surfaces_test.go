@@ -357,7 +357,11 @@ func httpErr(status int, body []byte) error {
 	return fmt.Errorf("%d %s", status, body)
 }
 
-func (c *client) v1(agentName, msg string, stream bool) (string, error) {
+func (c *client) v1(agentName, msg string, stream ...bool) (string, error) {
+	return c.chatCompletion(agentName, msg, len(stream) > 0 && stream[0])
+}
+
+func (c *client) chatCompletion(agentName, msg string, stream bool) (string, error) {
 	status, body := c.post("/v1/chat/completions", map[string]any{"model": agentName, "stream": stream,
 		"messages": []map[string]string{{"role": "user", "content": msg}}})
 	if status != 200 {
@@ -646,14 +650,40 @@ func randHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// binDir holds the binary the package's tests share (TestMain removes it).
+var (
+	binDir   string
+	binOnce  sync.Once
+	binPath  string
+	binError error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// buildBinary builds agentcraft once for the package's tests.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "agentcraft")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/agentcraftlab/agentcraft/cmd/agentcraft")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	binOnce.Do(func() {
+		binDir, binError = os.MkdirTemp("", "agentcraft-surfaces-")
+		if binError != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "agentcraft")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/agentcraftlab/agentcraft/cmd/agentcraft").CombinedOutput()
+		if err != nil {
+			binError = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if binError != nil {
+		t.Fatal(binError)
 	}
-	return bin
+	return binPath
 }
 
 // freshDatabase creates a database of its own for the test and returns
