@@ -1,6 +1,7 @@
 package agentcraft_test
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -87,7 +88,7 @@ func TestPackageDirection(t *testing.T) {
 		{from: "tool", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "internal/cli"}},
 		{from: "store", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "llm", "tool", "internal/cli"}},
 		{from: "secret", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "store", "llm", "tool", "internal"}},
-		{from: "internal", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent"}, except: []string{"internal/cli"}},
+		{from: "internal", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent"}, except: []string{"internal/cli", "internal/config", "internal/gctune"}},
 		{from: "agent", forbidden: []string{"workflow", "controlplane", "server", "platform", "store", "internal/cli"}},
 		{from: "search", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "internal/cli"}},
 		{from: "workflow", forbidden: []string{"server", "platform", "controlplane", "internal/cli"}},
@@ -148,4 +149,66 @@ func TestMain(m *testing.M) {
 		panic("deps_test must run at the module root")
 	}
 	os.Exit(m.Run())
+}
+
+// layers are the architecture's layers, top first (docs/architecture.md):
+// a package may import packages of its own layer or of a lower one, never
+// of a higher one. Each package is placed by the longest listed prefix of
+// its directory; a package no prefix places fails the test, so a new
+// package must be given its layer here.
+var layers = []struct {
+	name string
+	dirs []string
+}{
+	// Benchmarks against peers: their own modules, above everything.
+	{"benchmarks", []string{"bench"}},
+	{"composition root", []string{"cmd/agentcraft", "internal/cli", "internal/config", "internal/gctune"}},
+	{"surfaces", []string{"server", "e2e"}},
+	{"run seam and services", []string{"run", "platform", "controlplane", "kb"}},
+	{"domain", []string{"agent", "workflow", "rag", "llm/middleware", "guard", "pii", "audit", "secret", "a2a"}},
+	// The core contracts (llm.Model, search.Engine, tool.Tool) sit with
+	// their drivers, as database/sql/driver does: an adapter imports the
+	// interface it implements, never the domain above it.
+	{"contracts, drivers and helpers", []string{"store", "queue", "internal", "llm", "search", "tool"}},
+}
+
+// layerOf returns the index in layers of dir, -1 when no prefix places it.
+func layerOf(dir string) int {
+	best, bestLen := -1, -1
+	for i, l := range layers {
+		for _, d := range l.dirs {
+			if under(dir, d) && len(d) > bestLen {
+				best, bestLen = i, len(d)
+			}
+		}
+	}
+	return best
+}
+
+// TestLayers fails on every import that runs from a lower layer up to a
+// higher one, and on packages outside the composition root that import
+// the configuration file's package.
+func TestLayers(t *testing.T) {
+	pkgs := loadPackages(t)
+	var problems []string
+	for dir, p := range pkgs {
+		from := layerOf(dir)
+		if from < 0 {
+			problems = append(problems, dir+": no layer; add it to layers in deps_test.go")
+			continue
+		}
+		for imp := range p.imports {
+			to := layerOf(imp)
+			if to >= 0 && to < from {
+				problems = append(problems, fmt.Sprintf("%s (%s) imports %s (%s): imports point downward only", dir, layers[from].name, imp, layers[to].name))
+			}
+			if under(imp, "internal/config") && layers[from].name != "composition root" {
+				problems = append(problems, dir+" imports internal/config: only the composition root reads the configuration file; take options of your own")
+			}
+		}
+	}
+	sort.Strings(problems)
+	for _, pr := range problems {
+		t.Error(pr)
+	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/agent"
 	"github.com/agentcraftlab/agentcraft/audit"
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/rag"
@@ -299,7 +298,7 @@ func (p *Platform) checkAgent(ctx context.Context, row store.Agent) error {
 	return nil
 }
 
-func configAgentRow(ca config.Agent, workspaceID string) (store.Agent, error) {
+func configAgentRow(ca AgentSpec, workspaceID string) (store.Agent, error) {
 	as := agentSettings{Settings: ca.Middleware, ToolProgress: ca.ToolProgress}
 	var mw json.RawMessage
 	if as.Settings != (middleware.Settings{}) || as.ToolProgress {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/agent"
 	"github.com/agentcraftlab/agentcraft/audit"
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
@@ -46,8 +45,8 @@ func TestAuditEvents(t *testing.T) {
 	prov.Middleware.PII = &middleware.PIISettings{}
 	rec := &recorder{}
 	st := newStore(t)
-	p := newPlatform(t, st, platform.Options{Providers: []config.Provider{prov},
-		Agents: []config.Agent{{Name: "helper", Model: "fake/m"}}, Audit: rec})
+	p := newPlatform(t, st, platform.Options{Providers: []platform.ProviderConfig{prov},
+		Agents: []platform.AgentSpec{{Name: "helper", Model: "fake/m"}}, Audit: rec})
 	ws := p.DefaultWorkspace()
 
 	a, err := p.Agent(t.Context(), ws.ID, "helper")

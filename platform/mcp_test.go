@@ -13,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcraftlab/agentcraft/agent"
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
@@ -51,7 +50,7 @@ func TestMCPToolsLeftOutWhenServerDown(t *testing.T) {
 	t.Cleanup(m.Stop)
 
 	fake := llmtest.NewOpenAI(t, llmtest.Turn{Text: "Answered without the search."})
-	helper := config.Agent{Name: "helper", Model: "fake/fake-model", Tools: []string{"calculator", "mcp:up", "down__search"}}
+	helper := platform.AgentSpec{Name: "helper", Model: "fake/fake-model", Tools: []string{"calculator", "mcp:up", "down__search"}}
 	p := newPlatform(t, newStore(t), platformOptions(fake, helper, m))
 	ws := p.DefaultWorkspace()
 
@@ -118,6 +117,6 @@ func TestMCPToolsLeftOutWhenServerDown(t *testing.T) {
 	}
 }
 
-func platformOptions(fake *llmtest.Server, a config.Agent, m *mcpclient.Manager) platform.Options {
-	return platform.Options{Providers: []config.Provider{fakeProvider("fake", fake, "k")}, Agents: []config.Agent{a}, MCP: m}
+func platformOptions(fake *llmtest.Server, a platform.AgentSpec, m *mcpclient.Manager) platform.Options {
+	return platform.Options{Providers: []platform.ProviderConfig{fakeProvider("fake", fake, "k")}, Agents: []platform.AgentSpec{a}, MCP: m}
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/audit"
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/rag"
 	"github.com/agentcraftlab/agentcraft/secret"
@@ -23,8 +22,8 @@ import (
 // Options configure a Platform.
 type Options struct {
 	// Providers and Agents come from agentcraft.yaml.
-	Providers []config.Provider
-	Agents    []config.Agent
+	Providers []ProviderConfig
+	Agents    []AgentSpec
 	// DefaultWorkspace receives the configuration file's agents and serves
 	// requests when authentication is off. Default "default".
 	DefaultWorkspace string

@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentcraftlab/agentcraft/agent"
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
@@ -98,8 +97,8 @@ func ptr[T any](v T) *T { return &v }
 var noRetry = middleware.Settings{Retry: middleware.RetrySettings{Enabled: ptr(false)}}
 
 // fakeProvider is a configured provider named name on fake.
-func fakeProvider(name string, fake *llmtest.Server, key string) config.Provider {
-	return config.Provider{Name: name, Type: "openai", BaseURL: fake.URL + "/v1", APIKey: key, Middleware: noRetry}
+func fakeProvider(name string, fake *llmtest.Server, key string) platform.ProviderConfig {
+	return platform.ProviderConfig{Name: name, Type: "openai", BaseURL: fake.URL + "/v1", APIKey: key, Middleware: noRetry}
 }
 
 func ask(ctx context.Context, a *platform.Agent) (agent.Result, error) {
@@ -171,7 +170,7 @@ func TestConfiguredProvidersDisableDetection(t *testing.T) {
 	ollama := llmtest.NewOpenAI(t)
 	var log logBuffer
 	p := newPlatform(t, newStore(t), platform.Options{
-		Providers:       []config.Provider{fakeProvider("fake", fake, "k")},
+		Providers:       []platform.ProviderConfig{fakeProvider("fake", fake, "k")},
 		DetectProviders: true,
 		Getenv:          func(string) string { return "sk-from-env" },
 		OllamaURL:       ollama.URL + "/v1",
@@ -198,9 +197,9 @@ func TestConfigAgents(t *testing.T) {
 	ctx := context.Background()
 	fake := llmtest.NewOpenAI(t)
 	st := newStore(t)
-	helper := config.Agent{Name: "helper", Model: "fake/fake-model", Instructions: "Be brief.", Tools: []string{"calculator"}, MaxSteps: 3}
-	retired := config.Agent{Name: "retired", Model: "fake/fake-model"}
-	opts := platform.Options{Providers: []config.Provider{fakeProvider("fake", fake, "k")}, Agents: []config.Agent{helper, retired}}
+	helper := platform.AgentSpec{Name: "helper", Model: "fake/fake-model", Instructions: "Be brief.", Tools: []string{"calculator"}, MaxSteps: 3}
+	retired := platform.AgentSpec{Name: "retired", Model: "fake/fake-model"}
+	opts := platform.Options{Providers: []platform.ProviderConfig{fakeProvider("fake", fake, "k")}, Agents: []platform.AgentSpec{helper, retired}}
 	p := newPlatform(t, st, opts)
 	ws := p.DefaultWorkspace()
 	if ws.Name != "default" {
@@ -254,7 +253,7 @@ func TestConfigAgents(t *testing.T) {
 	// file agents and leaves the first one's alone: the first still lists
 	// and runs retired and the old helper.
 	helper.Instructions = "Be precise."
-	opts.Agents = []config.Agent{helper}
+	opts.Agents = []platform.AgentSpec{helper}
 	p2 := newPlatform(t, st, opts)
 	names := func(p *platform.Platform) []string {
 		list, err := p.Agents(ctx, ws.ID)
@@ -283,19 +282,19 @@ func TestConfigAgentErrors(t *testing.T) {
 	fake := llmtest.NewOpenAI(t)
 	tests := []struct {
 		name   string
-		agent  config.Agent
+		agent  platform.AgentSpec
 		target error
 		names  []string // the error must mention each
 	}{
-		{"unknown tool", config.Agent{Name: "mathbot", Model: "fake/m", Tools: []string{"calculator", "abacus"}}, tool.ErrUnknownTool, []string{"mathbot", "abacus"}},
-		{"unknown provider", config.Agent{Name: "lost", Model: "nowhere/m"}, platform.ErrUnknownProvider, []string{"lost", "nowhere"}},
-		{"model without provider", config.Agent{Name: "bare", Model: "gpt-4o"}, platform.ErrInvalidAgent, []string{"bare", "gpt-4o"}},
+		{"unknown tool", platform.AgentSpec{Name: "mathbot", Model: "fake/m", Tools: []string{"calculator", "abacus"}}, tool.ErrUnknownTool, []string{"mathbot", "abacus"}},
+		{"unknown provider", platform.AgentSpec{Name: "lost", Model: "nowhere/m"}, platform.ErrUnknownProvider, []string{"lost", "nowhere"}},
+		{"model without provider", platform.AgentSpec{Name: "bare", Model: "gpt-4o"}, platform.ErrInvalidAgent, []string{"bare", "gpt-4o"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := &platform.Options{
-				Providers: []config.Provider{fakeProvider("fake", fake, "k")},
-				Agents:    []config.Agent{tt.agent},
+				Providers: []platform.ProviderConfig{fakeProvider("fake", fake, "k")},
+				Agents:    []platform.AgentSpec{tt.agent},
 			}
 			p, err := platform.New(context.Background(), newStore(t), newBox(t), opts)
 			if p != nil {
@@ -318,7 +317,7 @@ func TestCreateAgentValidation(t *testing.T) {
 	ctx := context.Background()
 	fake := llmtest.NewOpenAI(t)
 	st := newStore(t)
-	p := newPlatform(t, st, platform.Options{Providers: []config.Provider{fakeProvider("fake", fake, "k")}})
+	p := newPlatform(t, st, platform.Options{Providers: []platform.ProviderConfig{fakeProvider("fake", fake, "k")}})
 	ws := p.DefaultWorkspace().ID
 	tests := []struct {
 		name   string
@@ -361,7 +360,7 @@ func TestAgentResolution(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	fake := llmtest.NewOpenAI(t)
-	p := newPlatform(t, newStore(t), platform.Options{Providers: []config.Provider{fakeProvider("fake", fake, "k")}})
+	p := newPlatform(t, newStore(t), platform.Options{Providers: []platform.ProviderConfig{fakeProvider("fake", fake, "k")}})
 	ws := p.DefaultWorkspace().ID
 
 	if _, err := p.Agent(ctx, ws, "writer"); !errors.Is(err, platform.ErrUnknownAgent) {
@@ -419,7 +418,7 @@ func TestAgentNoticesStoreEdits(t *testing.T) {
 	ctx := context.Background()
 	fake := llmtest.NewOpenAI(t)
 	st := newStore(t)
-	p := newPlatform(t, st, platform.Options{Providers: []config.Provider{fakeProvider("fake", fake, "k")}})
+	p := newPlatform(t, st, platform.Options{Providers: []platform.ProviderConfig{fakeProvider("fake", fake, "k")}})
 	ws := p.DefaultWorkspace().ID
 	row, err := p.CreateAgent(ctx, store.Agent{WorkspaceID: ws, Name: "writer", Model: "fake/fake-model", Instructions: "v1"})
 	if err != nil {
@@ -479,7 +478,7 @@ func TestAgentWorkspaceIsolation(t *testing.T) {
 	ctx := context.Background()
 	fake := llmtest.NewOpenAI(t)
 	st := newStore(t)
-	p := newPlatform(t, st, platform.Options{Providers: []config.Provider{fakeProvider("fake", fake, "k")}})
+	p := newPlatform(t, st, platform.Options{Providers: []platform.ProviderConfig{fakeProvider("fake", fake, "k")}})
 	wsA := p.DefaultWorkspace().ID
 	wsB, err := st.Workspaces().GetOrCreate(ctx, "b")
 	if err != nil {
@@ -518,8 +517,8 @@ func TestRateLimitShared(t *testing.T) {
 	// at once if and only if it draws on an emptied bucket.
 	prov.Middleware.RateLimit = middleware.RateLimitSettings{Enabled: ptr(true), RPS: 0.001, Burst: 1, Queue: -1}
 	p := newPlatform(t, newStore(t), platform.Options{
-		Providers: []config.Provider{prov},
-		Agents: []config.Agent{
+		Providers: []platform.ProviderConfig{prov},
+		Agents: []platform.AgentSpec{
 			{Name: "first", Model: "limited/m"},
 			{Name: "second", Model: "limited/m"},
 			// Settings other than rate_limit keep the provider's bucket.
@@ -567,8 +566,8 @@ func TestPutCredentialConfigProvider(t *testing.T) {
 	st := newStore(t)
 	box := newBox(t)
 	p, err := platform.New(ctx, st, box, &platform.Options{
-		Providers: []config.Provider{fakeProvider("keyless", fake, "")},
-		Agents:    []config.Agent{{Name: "helper", Model: "keyless/m"}},
+		Providers: []platform.ProviderConfig{fakeProvider("keyless", fake, "")},
+		Agents:    []platform.AgentSpec{{Name: "helper", Model: "keyless/m"}},
 		OllamaURL: deadURL,
 	})
 	if err != nil {
@@ -734,8 +733,8 @@ func TestMeter(t *testing.T) {
 		llmtest.Turn{Text: "a metered answer", Fault: &llmtest.Fault{AfterChunks: 1, Stall: pause}},
 		llmtest.Turn{Text: "unmetered"})
 	p := newPlatform(t, newStore(t), platform.Options{
-		Providers: []config.Provider{fakeProvider("fake", fake, "k")},
-		Agents:    []config.Agent{{Name: "helper", Model: "fake/m"}},
+		Providers: []platform.ProviderConfig{fakeProvider("fake", fake, "k")},
+		Agents:    []platform.AgentSpec{{Name: "helper", Model: "fake/m"}},
 	})
 	a, err := p.Agent(ctx, p.DefaultWorkspace().ID, "helper")
 	if err != nil {
@@ -772,11 +771,11 @@ func TestStoredKeyWireHeaders(t *testing.T) {
 	oai := llmtest.NewOpenAI(t, llmtest.Turn{Text: "ok"})
 	st := newStore(t)
 	p := newPlatform(t, st, platform.Options{
-		Providers: []config.Provider{
+		Providers: []platform.ProviderConfig{
 			{Name: "claude", Type: "anthropic", BaseURL: ant.URL, Middleware: noRetry},
 			fakeProvider("compat", oai, ""),
 		},
-		Agents: []config.Agent{{Name: "a", Model: "claude/claude-x"}, {Name: "o", Model: "compat/m"}},
+		Agents: []platform.AgentSpec{{Name: "a", Model: "claude/claude-x"}, {Name: "o", Model: "compat/m"}},
 	})
 	ws := p.DefaultWorkspace().ID
 	if _, err := p.PutCredential(ctx, ws, "claude", "sk-ant-stored"); err != nil {
@@ -832,8 +831,8 @@ func TestStoredKeyBehindConfiguredKey(t *testing.T) {
 	ctx := context.Background()
 	fake := llmtest.NewOpenAI(t, llmtest.Turn{Text: "ok"})
 	p := newPlatform(t, newStore(t), platform.Options{
-		Providers: []config.Provider{fakeProvider("keyed", fake, "sk-configured")},
-		Agents:    []config.Agent{{Name: "h", Model: "keyed/m"}},
+		Providers: []platform.ProviderConfig{fakeProvider("keyed", fake, "sk-configured")},
+		Agents:    []platform.AgentSpec{{Name: "h", Model: "keyed/m"}},
 	})
 	ws := p.DefaultWorkspace().ID
 	warning, err := p.PutCredential(ctx, ws, "keyed", "sk-stored")

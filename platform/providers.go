@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/anthropic"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
@@ -164,7 +163,7 @@ func (p *Platform) buildAdapter(spec adapterSpec, workspaceID string) (llm.Model
 	return metered{next: m}, nil
 }
 
-func (p *Platform) addGlobalProvider(cp config.Provider, origin string, models []string) error {
+func (p *Platform) addGlobalProvider(cp ProviderConfig, origin string, models []string) error {
 	m, err := p.newAdapters(cp.Name, cp.Type, cp.BaseURL, cp.APIKey, cp.Timeout)
 	if err != nil {
 		return err
@@ -197,12 +196,12 @@ func (p *Platform) buildShared(pr *provider) {
 // Ollama server on 127.0.0.1:11434, as the zero-configuration promise says.
 func (p *Platform) detectProviders(ctx context.Context, getenv func(string) string, ollamaURL string) {
 	if k := getenv("OPENAI_API_KEY"); k != "" {
-		if err := p.addGlobalProvider(config.Provider{Name: "openai", Type: "openai", APIKey: k}, OriginDetected, nil); err == nil {
+		if err := p.addGlobalProvider(ProviderConfig{Name: "openai", Type: "openai", APIKey: k}, OriginDetected, nil); err == nil {
 			p.logger.Info("provider_detected", "provider", "openai", "reason", "OPENAI_API_KEY is set")
 		}
 	}
 	if k := getenv("ANTHROPIC_API_KEY"); k != "" {
-		if err := p.addGlobalProvider(config.Provider{Name: "anthropic", Type: "anthropic", APIKey: k}, OriginDetected, nil); err == nil {
+		if err := p.addGlobalProvider(ProviderConfig{Name: "anthropic", Type: "anthropic", APIKey: k}, OriginDetected, nil); err == nil {
 			p.logger.Info("provider_detected", "provider", "anthropic", "reason", "ANTHROPIC_API_KEY is set")
 		}
 	}
@@ -214,7 +213,7 @@ func (p *Platform) detectProviders(ctx context.Context, getenv func(string) stri
 		p.logger.Info("provider_not_detected", "provider", "ollama", "url", ollamaURL, "error", err)
 		return
 	}
-	if err := p.addGlobalProvider(config.Provider{Name: "ollama", Type: "openai", BaseURL: ollamaURL}, OriginDetected, models); err == nil {
+	if err := p.addGlobalProvider(ProviderConfig{Name: "ollama", Type: "openai", BaseURL: ollamaURL}, OriginDetected, models); err == nil {
 		p.logger.Info("provider_detected", "provider", "ollama", "url", ollamaURL, "models", len(models))
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentcraftlab/agentcraft/agent"
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
@@ -49,8 +48,8 @@ func TestAgentRetrievesKnowledge(t *testing.T) {
 	// Masking on the provider: the passages rag adds must pass through it.
 	prov.Middleware.PII = &middleware.PIISettings{Mode: "redact"}
 	p := newPlatform(t, newStore(t), platform.Options{
-		Providers: []config.Provider{prov},
-		Agents: []config.Agent{
+		Providers: []platform.ProviderConfig{prov},
+		Agents: []platform.AgentSpec{
 			{Name: "helper", Model: "fake/m", Instructions: "Be brief.", KnowledgeBases: []string{"handbook"}},
 			{Name: "plain", Model: "fake/m"},
 		},
@@ -110,8 +109,8 @@ func TestAgentWithoutKnowledgeService(t *testing.T) {
 	fake := llmtest.NewOpenAI(t, llmtest.Turn{Text: "ok"})
 	var logs logBuffer
 	p := newPlatform(t, newStore(t), platform.Options{
-		Providers: []config.Provider{fakeProvider("fake", fake, "k")},
-		Agents:    []config.Agent{{Name: "helper", Model: "fake/m", KnowledgeBases: []string{"handbook"}}},
+		Providers: []platform.ProviderConfig{fakeProvider("fake", fake, "k")},
+		Agents:    []platform.AgentSpec{{Name: "helper", Model: "fake/m", KnowledgeBases: []string{"handbook"}}},
 		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
 	})
 	a, err := p.Agent(context.Background(), p.DefaultWorkspace().ID, "helper")

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -28,7 +27,7 @@ func TestToolSettingsReachCachedAgents(t *testing.T) { // not parallel: SetAgent
 	ctx := context.Background()
 	fake := llmtest.NewOpenAI(t)
 	st := newStore(t)
-	p := newPlatform(t, st, platform.Options{Providers: []config.Provider{fakeProvider("fake", fake, "k")}})
+	p := newPlatform(t, st, platform.Options{Providers: []platform.ProviderConfig{fakeProvider("fake", fake, "k")}})
 	ws := p.DefaultWorkspace().ID
 	if _, err := p.CreateAgent(ctx, store.Agent{WorkspaceID: ws, Name: "writer", Model: "fake/m", Tools: []string{"calculator", "current_time"}}); err != nil {
 		t.Fatal(err)

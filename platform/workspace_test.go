@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/agent"
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
@@ -34,7 +33,7 @@ func TestWorkspaceSafetySettings(t *testing.T) {
 	fake := llmtest.NewOpenAI(t)
 	st := newStore(t)
 	p := newPlatform(t, st, platform.Options{
-		Providers: []config.Provider{fakeProvider("fake", fake, "k")},
+		Providers: []platform.ProviderConfig{fakeProvider("fake", fake, "k")},
 		Workspaces: map[string]middleware.Settings{
 			"acme": settings(t, `{"guard":{"injection":true},"pii":{"mode":"mask"}}`),
 		},
@@ -123,8 +122,8 @@ func TestAgentLoopLimits(t *testing.T) {
 	ctx := context.Background()
 	fake := llmtest.NewOpenAI(t)
 	p := newPlatform(t, newStore(t), platform.Options{
-		Providers: []config.Provider{fakeProvider("fake", fake, "k")},
-		Agents:    []config.Agent{{Name: "capped", Model: "fake/m", TokenBudget: 5000, ToolTimeout: 7 * time.Second, MaxToolResultBytes: 2048}},
+		Providers: []platform.ProviderConfig{fakeProvider("fake", fake, "k")},
+		Agents:    []platform.AgentSpec{{Name: "capped", Model: "fake/m", TokenBudget: 5000, ToolTimeout: 7 * time.Second, MaxToolResultBytes: 2048}},
 	})
 	ws := p.DefaultWorkspace().ID
 	if _, err := p.CreateAgent(ctx, store.Agent{WorkspaceID: ws, Name: "api", Model: "fake/m",

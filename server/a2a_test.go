@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/agentcraftlab/agentcraft/a2a"
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/internal/npmtest"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
+	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
 )
@@ -19,8 +19,8 @@ import (
 func a2aEnv(t *testing.T, turns ...llmtest.Turn) (*servertest.Env, client) {
 	t.Helper()
 	fake := llmtest.NewOpenAI(t, turns...)
-	env := servertest.New(t, &servertest.Options{Providers: []config.Provider{fakeProvider(fake)},
-		Agents: []config.Agent{{Name: "helper", Model: "fake/m", Instructions: "Help.", MaxSteps: 3}}})
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{fakeProvider(fake)},
+		Agents: []platform.AgentSpec{{Name: "helper", Model: "fake/m", Instructions: "Help.", MaxSteps: 3}}})
 	return env, client{t: t, base: env.URL, key: env.Key}
 }
 

@@ -11,9 +11,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentcraftlab/agentcraft/guard"
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
+	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
 )
@@ -37,7 +37,7 @@ var personalData = []struct{ kind, intro, value string }{
 // safetyProvider is the fake provider with guard and PII masking on: a
 // warn rule that matches card numbers (so its match excerpt is personal
 // data), a log rule keyed on an e-mail address, and a block rule.
-func safetyProvider(t *testing.T, fake *llmtest.Server) config.Provider {
+func safetyProvider(t *testing.T, fake *llmtest.Server) platform.ProviderConfig {
 	t.Helper()
 	var s middleware.Settings
 	if err := yaml.Unmarshal([]byte(`
@@ -52,7 +52,7 @@ retry: {enabled: false}
 `), &s); err != nil {
 		t.Fatal(err)
 	}
-	return config.Provider{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1", APIKey: "upstream-secret", Middleware: s}
+	return platform.ProviderConfig{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1", APIKey: "upstream-secret", Middleware: s}
 }
 
 type auditEvents struct {
@@ -96,8 +96,8 @@ func (c client) listAll(query url.Values) ([]store.AuditEvent, string) {
 // the guard, PII and credential events are all there.
 func TestAuditLogHoldsNoPersonalData(t *testing.T) {
 	fake := llmtest.NewOpenAI(t)
-	helper := config.Agent{Name: "helper", Model: "fake/fake-model", Instructions: "Help."}
-	env := servertest.New(t, &servertest.Options{Providers: []config.Provider{safetyProvider(t, fake)}, Agents: []config.Agent{helper}})
+	helper := platform.AgentSpec{Name: "helper", Model: "fake/fake-model", Instructions: "Help."}
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{safetyProvider(t, fake)}, Agents: []platform.AgentSpec{helper}})
 	c := client{t: t, base: env.URL, key: env.Key}
 
 	var user strings.Builder

@@ -11,17 +11,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
+	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
-func newKnowledgeEnv(t *testing.T, agents ...config.Agent) (*servertest.Env, *llmtest.Server, client) {
+func newKnowledgeEnv(t *testing.T, agents ...platform.AgentSpec) (*servertest.Env, *llmtest.Server, client) {
 	t.Helper()
 	fake := llmtest.NewOpenAI(t)
-	env := servertest.New(t, &servertest.Options{Providers: []config.Provider{fakeProvider(fake)}, Agents: agents,
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{fakeProvider(fake)}, Agents: agents,
 		Knowledge: true, MaxUploadBytes: 64 << 10})
 	return env, fake, client{t: t, base: env.URL, key: env.Key}
 }

@@ -20,8 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
+	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -41,8 +41,8 @@ type mcpEnv struct {
 func newMCPEnv(t *testing.T, mo server.MCPOptions, wfTurns ...llmtest.Turn) mcpEnv {
 	t.Helper()
 	fake := llmtest.NewOpenAI(t)
-	env := servertest.New(t, &servertest.Options{Providers: []config.Provider{fakeProvider(fake)},
-		Agents: []config.Agent{{Name: "helper", Model: "fake/m", Instructions: "Help.", MaxSteps: 3}}, Knowledge: true})
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{fakeProvider(fake)},
+		Agents: []platform.AgentSpec{{Name: "helper", Model: "fake/m", Instructions: "Help.", MaxSteps: 3}}, Knowledge: true})
 	res := workflowtest.NewResolver(t, wfTurns...)
 	runs := controlplane.New(env.Store, workflowtest.Engine(t, workflow.Services{Agents: res}), controlplane.Options{})
 	if mo.Auth != server.AuthNone && mo.TokenKey == nil {

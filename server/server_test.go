@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
@@ -127,20 +126,20 @@ func wantError(t *testing.T, resp *http.Response, body []byte, status int, code 
 
 // fakeProvider is provider "fake" on a scripted OpenAI-compatible fake
 // that does not retry.
-func fakeProvider(fake *llmtest.Server) config.Provider {
+func fakeProvider(fake *llmtest.Server) platform.ProviderConfig {
 	off := false
-	return config.Provider{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1", APIKey: "upstream-secret",
+	return platform.ProviderConfig{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1", APIKey: "upstream-secret",
 		Middleware: middleware.Settings{Retry: middleware.RetrySettings{Enabled: &off}}}
 }
 
-func newEnv(t *testing.T, agents ...config.Agent) (*servertest.Env, *llmtest.Server, client) {
+func newEnv(t *testing.T, agents ...platform.AgentSpec) (*servertest.Env, *llmtest.Server, client) {
 	t.Helper()
 	fake := llmtest.NewOpenAI(t)
-	env := servertest.New(t, &servertest.Options{Providers: []config.Provider{fakeProvider(fake)}, Agents: agents})
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{fakeProvider(fake)}, Agents: agents})
 	return env, fake, client{t: t, base: env.URL, key: env.Key}
 }
 
-var helper = config.Agent{Name: "helper", Model: "fake/fake-model", Instructions: "Help.", Tools: []string{"calculator"}}
+var helper = platform.AgentSpec{Name: "helper", Model: "fake/fake-model", Instructions: "Help.", Tools: []string{"calculator"}}
 
 func TestAgentsCRUD(t *testing.T) {
 	t.Parallel()
@@ -210,7 +209,7 @@ func TestAgentsCRUD(t *testing.T) {
 func TestAgentsBadRequests(t *testing.T) {
 	t.Parallel()
 	fake := llmtest.NewOpenAI(t)
-	env := servertest.New(t, &servertest.Options{Providers: []config.Provider{fakeProvider(fake)}, MaxBodyBytes: 1 << 10})
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{fakeProvider(fake)}, MaxBodyBytes: 1 << 10})
 	c := client{t: t, base: env.URL, key: env.Key}
 	c.json("POST", "/api/agents", `{"name":"taken","model":"fake/m"}`, http.StatusCreated, nil)
 
@@ -272,8 +271,8 @@ func TestConfigAgentIsReadOnly(t *testing.T) {
 func TestCredentials(t *testing.T) {
 	t.Parallel()
 	fake := llmtest.NewOpenAI(t)
-	keyless := config.Provider{Name: "keyless", Type: "openai", BaseURL: fake.URL + "/v1"}
-	env := servertest.New(t, &servertest.Options{Providers: []config.Provider{fakeProvider(fake), keyless}})
+	keyless := platform.ProviderConfig{Name: "keyless", Type: "openai", BaseURL: fake.URL + "/v1"}
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{fakeProvider(fake), keyless}})
 	c := client{t: t, base: env.URL, key: env.Key}
 
 	resp, body := c.do("POST", "/api/credentials", `{"provider":"keyless"}`)
@@ -477,7 +476,7 @@ func TestAuth(t *testing.T) {
 func TestAuthNone(t *testing.T) {
 	t.Parallel()
 	fake := llmtest.NewOpenAI(t)
-	env := servertest.New(t, &servertest.Options{Auth: server.AuthNone, Providers: []config.Provider{fakeProvider(fake)}, Agents: []config.Agent{helper}})
+	env := servertest.New(t, &servertest.Options{Auth: server.AuthNone, Providers: []platform.ProviderConfig{fakeProvider(fake)}, Agents: []platform.AgentSpec{helper}})
 	c := client{t: t, base: env.URL}
 	var list struct{ Data []store.Agent }
 	c.json("GET", "/api/agents", "", http.StatusOK, &list)

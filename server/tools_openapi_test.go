@@ -9,10 +9,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/internal/egress"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
+	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/tool"
 )
@@ -59,7 +59,7 @@ func openAPIEnv(t *testing.T) (*servertest.Env, *llmtest.Server, client) {
 		t.Fatal(err)
 	}
 	fake := llmtest.NewOpenAI(t)
-	env := servertest.New(t, &servertest.Options{Providers: []config.Provider{fakeProvider(fake)},
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{fakeProvider(fake)},
 		Builtins: &tool.BuiltinOptions{HTTPClient: g.Client()}})
 	return env, fake, client{t: t, base: env.URL, key: env.Key}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/internal/gctune"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
+	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 )
 
@@ -38,8 +39,8 @@ func newGateway(b *testing.B, turn llmtest.Turn) *gateway {
 	fake := llmtest.NewOpenAI(b)
 	fake.Repeat(turn)
 	env := servertest.New(b, &servertest.Options{
-		Providers: []config.Provider{{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1", APIKey: "upstream-key"}},
-		Agents:    []config.Agent{{Name: "helper", Model: "fake/fake-model"}},
+		Providers: []platform.ProviderConfig{{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1", APIKey: "upstream-key"}},
+		Agents:    []platform.AgentSpec{{Name: "helper", Model: "fake/fake-model"}},
 		LogWriter: io.Discard,
 		LogLevel:  slog.LevelInfo,
 	})

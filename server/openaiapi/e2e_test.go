@@ -17,11 +17,11 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 	"go.uber.org/goleak"
 
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
+	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
 )
@@ -52,20 +52,20 @@ type fixture struct {
 func newOpenAIFixture(t *testing.T, turns ...llmtest.Turn) *fixture {
 	t.Helper()
 	fake := llmtest.NewOpenAI(t, turns...)
-	return newFixture(t, fake, config.Provider{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1", APIKey: "upstream-key", Middleware: fastRetry()})
+	return newFixture(t, fake, platform.ProviderConfig{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1", APIKey: "upstream-key", Middleware: fastRetry()})
 }
 
 func newAnthropicFixture(t *testing.T, turns ...llmtest.Turn) *fixture {
 	t.Helper()
 	fake := llmtest.NewAnthropic(t, turns...)
-	return newFixture(t, fake, config.Provider{Name: "fake", Type: "anthropic", BaseURL: fake.URL, APIKey: "upstream-key", Middleware: fastRetry()})
+	return newFixture(t, fake, platform.ProviderConfig{Name: "fake", Type: "anthropic", BaseURL: fake.URL, APIKey: "upstream-key", Middleware: fastRetry()})
 }
 
-func newFixture(t *testing.T, fake *llmtest.Server, prov config.Provider) *fixture {
+func newFixture(t *testing.T, fake *llmtest.Server, prov platform.ProviderConfig) *fixture {
 	t.Helper()
 	env := servertest.New(t, &servertest.Options{
-		Providers: []config.Provider{prov},
-		Agents: []config.Agent{{
+		Providers: []platform.ProviderConfig{prov},
+		Agents: []platform.AgentSpec{{
 			Name: "helper", Model: "fake/fake-model", Instructions: "You are helpful.",
 			Tools: []string{"calculator", "current_time"},
 		}},
@@ -408,7 +408,7 @@ func TestFaultsAfterStreamBegan(t *testing.T) {
 	})
 	t.Run("stalled", func(t *testing.T) {
 		fake := llmtest.NewOpenAI(t, llmtest.Turn{Text: long, Fault: &llmtest.Fault{AfterChunks: 2, Stall: time.Minute}})
-		f := newFixture(t, fake, config.Provider{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1", Timeout: 300 * time.Millisecond, Middleware: fastRetry()})
+		f := newFixture(t, fake, platform.ProviderConfig{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1", Timeout: 300 * time.Millisecond, Middleware: fastRetry()})
 		start := time.Now()
 		text, err := streamError(t, f)
 		if err == nil || text == "" || time.Since(start) > 10*time.Second {
@@ -532,8 +532,8 @@ func TestStoredKeyIsNeverInClear(t *testing.T) {
 	fake := llmtest.NewOpenAI(t, llmtest.Turn{Text: "ok"})
 	// A provider without a configured key: the stored credential is used.
 	env := servertest.New(t, &servertest.Options{
-		Providers: []config.Provider{{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1"}},
-		Agents:    []config.Agent{{Name: "helper", Model: "fake/fake-model"}},
+		Providers: []platform.ProviderConfig{{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1"}},
+		Agents:    []platform.AgentSpec{{Name: "helper", Model: "fake/fake-model"}},
 	})
 	const secretKey = "sk-live-THIS-MUST-NEVER-LEAK-0123456789"
 	req, _ := http.NewRequest(http.MethodPost, env.URL+"/api/credentials", strings.NewReader(`{"provider":"fake","api_key":"`+secretKey+`"}`))

@@ -14,9 +14,9 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
+	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/server/openaiapi"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
@@ -58,8 +58,8 @@ func newWorkflowFixture(t *testing.T, turns ...llmtest.Turn) *workflowFixture {
 	t.Helper()
 	f := &workflowFixture{res: workflowtest.NewResolver(t, turns...), agent: llmtest.NewOpenAI(t)}
 	f.env = servertest.New(t, &servertest.Options{
-		Providers: []config.Provider{{Name: "fake", Type: "openai", BaseURL: f.agent.URL + "/v1", APIKey: "k", Middleware: fastRetry()}},
-		Agents:    []config.Agent{{Name: "workflow", Model: "fake/fake-model", Instructions: "You are an agent named workflow."}},
+		Providers: []platform.ProviderConfig{{Name: "fake", Type: "openai", BaseURL: f.agent.URL + "/v1", APIKey: "k", Middleware: fastRetry()}},
+		Agents:    []platform.AgentSpec{{Name: "workflow", Model: "fake/fake-model", Instructions: "You are an agent named workflow."}},
 	})
 	eng := workflowtest.Engine(t, workflow.Services{Agents: f.res})
 	f.svc = controlplane.New(f.env.Store, eng, controlplane.Options{Owner: "test", SingleProcess: true})

@@ -20,7 +20,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/search/memory"
@@ -33,8 +32,8 @@ import (
 
 // Options configure the test server.
 type Options struct {
-	Providers []config.Provider
-	Agents    []config.Agent
+	Providers []platform.ProviderConfig
+	Agents    []platform.AgentSpec
 	// Auth is server.AuthAPIKey (default) or server.AuthNone.
 	Auth string
 	// MaxBodyBytes caps request bodies; default the server's.
