@@ -99,6 +99,16 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 	} else if n > 0 {
 		logger.Info("runs_resumed", "count", n)
 	}
+	if stk.knowledge != nil {
+		n, err := stk.knowledge.ResumeJobs(ctx, single, func(ctx context.Context, ws, id string) error {
+			return w.q.EnqueueIngest(ctx, queue.IngestArgs{WorkspaceID: ws, JobID: id, Resume: time.Now().UTC().Format(time.RFC3339Nano)})
+		})
+		if err != nil {
+			logger.Error("resume_ingest_jobs_failed", "err", err)
+		} else if n > 0 {
+			logger.Info("ingest_jobs_resumed", "count", n)
+		}
+	}
 	// Runs whose worker died without coming back (several workers on
 	// PostgreSQL) are woken once their lease expires.
 	sweepCtx, stop := context.WithCancel(ctx)

@@ -1,0 +1,20 @@
+-- Ingest jobs record which executor works them (owner), so a restarted
+-- process resumes its own interrupted jobs at once instead of waiting for
+-- the queue's rescuer, and may end "partial" when some of their files
+-- failed.
+
+-- +goose Up
+ALTER TABLE ingest_jobs DROP CONSTRAINT ingest_jobs_status_check;
+ALTER TABLE ingest_jobs ADD CONSTRAINT ingest_jobs_status_check
+    CHECK (status IN ('queued', 'running', 'succeeded', 'partial', 'failed'));
+ALTER TABLE ingest_jobs ADD COLUMN owner text NOT NULL DEFAULT '';
+-- LiveIngest scans the live jobs of every workspace at start.
+CREATE INDEX ingest_jobs_live ON ingest_jobs (created_at) WHERE status IN ('queued', 'running');
+
+-- +goose Down
+DROP INDEX ingest_jobs_live;
+ALTER TABLE ingest_jobs DROP COLUMN owner;
+UPDATE ingest_jobs SET status = 'succeeded' WHERE status = 'partial';
+ALTER TABLE ingest_jobs DROP CONSTRAINT ingest_jobs_status_check;
+ALTER TABLE ingest_jobs ADD CONSTRAINT ingest_jobs_status_check
+    CHECK (status IN ('queued', 'running', 'succeeded', 'failed'));
