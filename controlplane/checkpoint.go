@@ -32,6 +32,10 @@ type recorder struct {
 	pending []store.RunEvent
 	// lost is set when a save found its key taken by another executor.
 	lost atomic.Bool
+	// quota, when positive, caps used: the workspace's stored run bytes,
+	// counted from the execution's start plus what Save wrote since.
+	quota int64
+	used  atomic.Int64
 }
 
 // NewCheckpointer returns the checkpointer of one run over the store,
@@ -117,6 +121,19 @@ func (r *recorder) Save(ctx context.Context, key, nodeID string, s workflow.Save
 		return fmt.Errorf("encode output: %w", err)
 	}
 	evs := r.take()
+	if r.quota > 0 {
+		size := int64(len(out))
+		for _, ev := range evs {
+			size += int64(len(ev.Data))
+		}
+		if used := r.used.Load(); used+size > r.quota {
+			r.mu.Lock()
+			r.pending = append(evs, r.pending...)
+			r.mu.Unlock()
+			return quotaError("would store", used+size, r.quota)
+		}
+		r.used.Add(size)
+	}
 	err = r.runs.Checkpoint(ctx, r.workspaceID, store.Checkpoint{RunID: r.runID, Key: key, NodeID: nodeID, Output: out, Handle: s.Handle, CreatedAt: time.Now()}, evs)
 	if errors.Is(err, store.ErrConflict) {
 		r.lost.Store(true)

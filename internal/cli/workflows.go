@@ -63,8 +63,11 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 	w := &workflowRuntime{}
 	single := strings.HasPrefix(cfg.Database.URL, "sqlite://")
 	w.runs = controlplane.New(st, eng, controlplane.Options{
-		SingleProcess: single,
-		Logger:        logger,
+		SingleProcess:   single,
+		Logger:          logger,
+		MaxStepsCeiling: cfg.Workflows.MaxStepsCeiling,
+		TimeoutCeiling:  cfg.Workflows.TimeoutCeiling,
+		StorageQuota:    cfg.Workflows.StorageQuotaMiB << 20, // -1 stays negative: none
 		Enqueue: func(ctx context.Context, workspaceID, runID string, wake bool) error {
 			args := queue.RunArgs{WorkspaceID: workspaceID, RunID: runID}
 			if wake {

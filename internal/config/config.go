@@ -156,6 +156,16 @@ type Workflows struct {
 	Timeout time.Duration `yaml:"timeout"`
 	// Workers is how many runs this process executes at once. Default 10.
 	Workers int `yaml:"workers"`
+	// MaxStepsCeiling refuses workflows whose settings.max_steps is above
+	// it (422 at save and start). Default 10000; -1 means none.
+	MaxStepsCeiling int `yaml:"max_steps_ceiling"`
+	// TimeoutCeiling refuses workflows whose settings.timeout is above it.
+	// Default 24h; a negative duration (-1s) means none.
+	TimeoutCeiling time.Duration `yaml:"timeout_ceiling"`
+	// StorageQuotaMiB caps the run data (checkpoints and events) one
+	// workspace stores: runs fail past it and new ones are refused (422
+	// storage_quota_exceeded). Default 1024; -1 means none.
+	StorageQuotaMiB int64 `yaml:"storage_quota_mib"`
 }
 
 // Server configures the HTTP listener.
@@ -396,6 +406,12 @@ func (c *Config) Validate() error {
 	case "apikey", "none":
 	default:
 		bad("server.auth", "%q is not apikey or none", c.Server.Auth)
+	}
+	if c.Workflows.MaxStepsCeiling < -1 {
+		bad("workflows.max_steps_ceiling", "%d is not -1 (none), 0 (default 10000) or a positive number", c.Workflows.MaxStepsCeiling)
+	}
+	if c.Workflows.StorageQuotaMiB < -1 {
+		bad("workflows.storage_quota_mib", "%d is not -1 (none), 0 (default 1024) or a size in MiB", c.Workflows.StorageQuotaMiB)
 	}
 	if c.Server.GCPercent < 10 || c.Server.GCPercent > 10000 {
 		bad("server.gc_percent", "%d is not between 10 and 10000", c.Server.GCPercent)
