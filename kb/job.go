@@ -22,8 +22,9 @@ const (
 // each row written, the first and last included.
 //
 // The job ends succeeded when every file was ingested or skipped, partial
-// when some failed and others did not (every file has its own status),
-// and failed when every file failed or the base is gone. When ctx ends
+// when some failed and others did not (every file has its own status; the
+// job's Error counts the failures and names the first), and failed when
+// every file failed or the base is gone. When ctx ends
 // first (the worker stops), the job stays running with the files done so
 // far and RunJob returns ctx's error, so the queue's retry (or ResumeJobs
 // after a restart) finishes it. A job already final is left alone, and so
@@ -130,6 +131,8 @@ func (s *Service) RunJob(ctx context.Context, workspaceID, jobID string, onProgr
 		}
 		res, err := s.ingestUpload(ctx, kb, f)
 		switch {
+		case err == nil && res.DuplicateOf != "":
+			f.Status, f.Error = FileSkipped, fmt.Sprintf("same content as %q, already in the base", res.DuplicateOf)
 		case err == nil && res.Chunks == 0:
 			f.Status, f.Error = FileSkipped, "no text found"
 		case err == nil:
@@ -164,10 +167,16 @@ func (s *Service) RunJob(ctx context.Context, workspaceID, jobID string, onProgr
 		return fail(job, fmt.Errorf("kb: ingest job %s: all %d files failed; first: %s", jobID, failed, first))
 	}
 	job.Status = store.IngestSucceeded
+	if failed > 0 {
+		// As the CLI exits 1 for the same input: the caller must see
+		// that files are missing, not a plain success.
+		job.Status = store.IngestPartial
+		job.Error = fmt.Sprintf("%d of %d files failed; first: %s", failed, len(job.Files), first)
+	}
 	if _, err := save(job); err != nil {
 		return err
 	}
-	logger.Info("kb_ingest_finished", "files", len(job.Files), "failed", failed, "chunks", job.Chunks)
+	logger.Info("kb_ingest_finished", "status", job.Status, "files", len(job.Files), "failed", failed, "chunks", job.Chunks)
 	return nil
 }
 
@@ -175,7 +184,7 @@ func (s *Service) RunJob(ctx context.Context, workspaceID, jobID string, onProgr
 // source was recorded after the job was created) and if so marks it done
 // with the recorded counts.
 func (s *Service) recorded(ctx context.Context, kb store.KnowledgeBase, job store.IngestJob, f *store.IngestFile) bool {
-	src, err := s.st.KnowledgeBases().GetSource(ctx, kb.WorkspaceID, kb.ID, f.Name)
+	src, err := s.st.KnowledgeBases().GetSource(ctx, kb.WorkspaceID, kb.ID, NormalizeName(f.Name))
 	if err != nil || src.UpdatedAt.Before(job.CreatedAt) {
 		return false
 	}
