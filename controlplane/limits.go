@@ -41,7 +41,7 @@ func (s *Service) checkQuota(ctx context.Context, workspaceID string) error {
 	if s.opts.StorageQuota <= 0 {
 		return nil
 	}
-	used, err := s.st.Runs().StoredBytes(ctx, workspaceID)
+	used, err := s.storedBytes(ctx, workspaceID)
 	if err != nil {
 		return fmt.Errorf("check storage quota: %w", err)
 	}
@@ -64,11 +64,48 @@ func (s *Service) limitStorage(ctx context.Context, rec *recorder) error {
 	if s.opts.StorageQuota <= 0 {
 		return nil
 	}
-	used, err := s.st.Runs().StoredBytes(ctx, rec.workspaceID)
+	used, err := s.storedBytes(ctx, rec.workspaceID)
 	if err != nil {
 		return fmt.Errorf("read stored run bytes: %w", err)
 	}
 	rec.quota = s.opts.StorageQuota
 	rec.used.Store(used)
+	rec.wrote = func(n int64) { s.addStored(rec.workspaceID, n) }
 	return nil
+}
+
+// storedUsage is a workspace's run data as last measured, plus what this
+// process's runs saved since.
+type storedUsage struct {
+	bytes int64
+	at    time.Time
+}
+
+// storedBytes returns the workspace's run data, measured at most
+// Options.StorageRecheck ago.
+func (s *Service) storedBytes(ctx context.Context, workspaceID string) (int64, error) {
+	s.usageMu.Lock()
+	u, ok := s.usage[workspaceID]
+	s.usageMu.Unlock()
+	if ok && time.Since(u.at) < s.opts.StorageRecheck {
+		return u.bytes, nil
+	}
+	n, err := s.st.Runs().StoredBytes(ctx, workspaceID)
+	if err != nil {
+		return 0, err
+	}
+	s.usageMu.Lock()
+	s.usage[workspaceID] = storedUsage{bytes: n, at: time.Now()}
+	s.usageMu.Unlock()
+	return n, nil
+}
+
+// addStored counts n bytes a run of the workspace saved.
+func (s *Service) addStored(workspaceID string, n int64) {
+	s.usageMu.Lock()
+	if u, ok := s.usage[workspaceID]; ok {
+		u.bytes += n
+		s.usage[workspaceID] = u
+	}
+	s.usageMu.Unlock()
 }

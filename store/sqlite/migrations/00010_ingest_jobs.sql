@@ -1,7 +1,8 @@
 -- Ingest jobs record which executor works them (owner), so a restarted
 -- process resumes its own interrupted jobs at once instead of waiting for
 -- the queue's rescuer, and may end "partial" when some of their files
--- failed. SQLite cannot alter a CHECK constraint, so the table is rebuilt
+-- failed. Run checkpoints get an index for paging (store.RunPages).
+-- SQLite cannot alter a CHECK constraint, so ingest_jobs is rebuilt
 -- (nothing references it). Same conventions as 00001.
 
 -- +goose Up
@@ -26,7 +27,12 @@ CREATE INDEX ingest_jobs_kb_time ON ingest_jobs (kb_id, created_at);
 -- LiveIngest scans the live jobs of every workspace at start.
 CREATE INDEX ingest_jobs_live ON ingest_jobs (created_at) WHERE status IN ('queued', 'running');
 
+-- CheckpointPage reads a run's checkpoints in id order from a cursor: without
+-- this index a page of a run with 160k checkpoints sorted them all.
+CREATE INDEX run_checkpoints_run ON run_checkpoints (run_id, id);
+
 -- +goose Down
+DROP INDEX run_checkpoints_run;
 CREATE TABLE ingest_jobs_old (
     id           TEXT    PRIMARY KEY,
     workspace_id TEXT    NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
