@@ -389,6 +389,14 @@ func (c *Config) fill() {
 		t := true
 		c.DetectProviders = &t
 	}
+	// A ceiling below the engine's own defaults (1000 steps, 30m) lowers
+	// the default of runs whose settings set none.
+	if w := &c.Workflows; w.MaxSteps == 0 && w.MaxStepsCeiling > 0 && w.MaxStepsCeiling < 1000 {
+		w.MaxSteps = w.MaxStepsCeiling
+	}
+	if w := &c.Workflows; w.Timeout == 0 && w.TimeoutCeiling > 0 && w.TimeoutCeiling < 30*time.Minute {
+		w.Timeout = w.TimeoutCeiling
+	}
 	for i := range c.Agents {
 		if c.Agents[i].MaxSteps == 0 {
 			c.Agents[i].MaxSteps = 10
@@ -409,6 +417,23 @@ func (c *Config) Validate() error {
 	}
 	if c.Workflows.MaxStepsCeiling < -1 {
 		bad("workflows.max_steps_ceiling", "%d is not -1 (none), 0 (default 10000) or a positive number", c.Workflows.MaxStepsCeiling)
+	}
+	// The engine's defaults apply to runs whose settings set none: above
+	// the ceilings they would take every such run past them. 10000 and
+	// 24h are controlplane's DefaultMaxStepsCeiling and
+	// DefaultTimeoutCeiling (this package imports no service).
+	stepsCeil, timeCeil := c.Workflows.MaxStepsCeiling, c.Workflows.TimeoutCeiling
+	if stepsCeil == 0 {
+		stepsCeil = 10000
+	}
+	if timeCeil == 0 {
+		timeCeil = 24 * time.Hour
+	}
+	if stepsCeil > 0 && c.Workflows.MaxSteps > stepsCeil {
+		bad("workflows.max_steps", "%d is above the ceiling of %d (workflows.max_steps_ceiling): lower it or raise the ceiling", c.Workflows.MaxSteps, stepsCeil)
+	}
+	if timeCeil > 0 && c.Workflows.Timeout > timeCeil {
+		bad("workflows.timeout", "%v is above the ceiling of %v (workflows.timeout_ceiling): lower it or raise the ceiling", c.Workflows.Timeout, timeCeil)
 	}
 	if c.Workflows.StorageQuotaMiB < -1 {
 		bad("workflows.storage_quota_mib", "%d is not -1 (none), 0 (default 1024) or a size in MiB", c.Workflows.StorageQuotaMiB)

@@ -161,6 +161,9 @@ func TestValidation(t *testing.T) {
 		{"workspaces:\n  - {name: a, colour: red}", "workspaces[0].colour"},
 		{"workflows: {max_steps_ceiling: -5}", "workflows.max_steps_ceiling"},
 		{"workflows: {storage_quota_mib: -2}", "workflows.storage_quota_mib"},
+		{"workflows: {max_steps: 20000}", "workflows.max_steps: 20000 is above the ceiling of 10000"},
+		{"workflows: {max_steps: 600, max_steps_ceiling: 500}", "workflows.max_steps"},
+		{"workflows: {timeout: 48h}", "workflows.timeout"},
 	} {
 		_, err := Load(write(t, tc.body), []string{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -179,6 +182,10 @@ func TestWorkflowLimits(t *testing.T) {
 	w := cfg.Workflows
 	if w.MaxStepsCeiling != 500 || w.TimeoutCeiling != 2*time.Hour || w.StorageQuotaMiB != 64 {
 		t.Errorf("workflows = %+v; want ceilings 500 and 2h, quota 64 MiB", w)
+	}
+	// The engine's default of 1000 steps would pass a ceiling of 500.
+	if w.MaxSteps != 500 || w.Timeout != 0 {
+		t.Errorf("defaults under the ceilings: max_steps %d, timeout %v; want 500 and 0 (the engine's 30m is under 2h)", w.MaxSteps, w.Timeout)
 	}
 }
 
