@@ -32,6 +32,11 @@ type recorder struct {
 	pending []store.RunEvent
 	// lost is set when a save found its key taken by another executor.
 	lost atomic.Bool
+	// quota, when positive, caps used: the workspace's stored run bytes,
+	// counted from the execution's start plus what Save wrote since.
+	quota int64
+	used  atomic.Int64
+	wrote func(n int64) // told the size of each save; may be nil
 }
 
 // NewCheckpointer returns the checkpointer of one run over the store,
@@ -87,6 +92,13 @@ func (r *recorder) Flush(ctx context.Context) error {
 	if len(evs) == 0 {
 		return nil
 	}
+	if r.wrote != nil {
+		var size int64
+		for _, ev := range evs {
+			size += int64(len(ev.Data))
+		}
+		r.wrote(size)
+	}
 	return r.runs.AppendEvents(ctx, r.workspaceID, evs)
 }
 
@@ -117,6 +129,22 @@ func (r *recorder) Save(ctx context.Context, key, nodeID string, s workflow.Save
 		return fmt.Errorf("encode output: %w", err)
 	}
 	evs := r.take()
+	if r.quota > 0 {
+		size := int64(len(out))
+		for _, ev := range evs {
+			size += int64(len(ev.Data))
+		}
+		if used := r.used.Load(); used+size > r.quota {
+			r.mu.Lock()
+			r.pending = append(evs, r.pending...)
+			r.mu.Unlock()
+			return quotaError("would store", used+size, r.quota)
+		}
+		r.used.Add(size)
+		if r.wrote != nil {
+			r.wrote(size)
+		}
+	}
 	err = r.runs.Checkpoint(ctx, r.workspaceID, store.Checkpoint{RunID: r.runID, Key: key, NodeID: nodeID, Output: out, Handle: s.Handle, CreatedAt: time.Now()}, evs)
 	if errors.Is(err, store.ErrConflict) {
 		r.lost.Store(true)

@@ -37,6 +37,24 @@ type Options struct {
 	// for leases to expire.
 	SingleProcess bool
 	Logger        *slog.Logger
+	// MaxStepsCeiling refuses (at save, Start and Rerun) a definition
+	// whose settings.max_steps is above it. Default DefaultMaxStepsCeiling;
+	// -1 means no ceiling.
+	MaxStepsCeiling int
+	// TimeoutCeiling refuses a definition whose settings.timeout is above
+	// it. Default DefaultTimeoutCeiling; -1 means no ceiling.
+	TimeoutCeiling time.Duration
+	// StorageQuota caps the bytes of run data (checkpoint outputs and
+	// events) one workspace stores: Start and Rerun refuse a run in a
+	// workspace at or over it (ErrStorageQuota), and a run whose next
+	// checkpoint would cross it fails. Default DefaultStorageQuota; -1
+	// means no quota.
+	StorageQuota int64
+	// StorageRecheck is how long a workspace's measured run data is
+	// trusted before it is measured again (adding what this process's
+	// runs wrote meanwhile): measuring scans every checkpoint, about
+	// 0.5 s for 170 MB on SQLite. Default 30 s.
+	StorageRecheck time.Duration
 }
 
 // Service creates, executes, resumes, cancels and re-runs durable workflow
@@ -50,6 +68,9 @@ type Service struct {
 	broker *broker
 
 	plans sync.Map // sha256 of a definition → *workflow.Plan
+
+	usageMu sync.Mutex             // guards usage
+	usage   map[string]storedUsage // workspace id → its measured run data
 
 	mu     sync.Mutex
 	active map[string]context.CancelFunc // runs executing here
@@ -70,7 +91,14 @@ func New(st store.Store, engine *workflow.Engine, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{st: st, engine: engine, opts: opts, broker: newBroker(), active: map[string]context.CancelFunc{}}
+	opts.MaxStepsCeiling = orDefault(opts.MaxStepsCeiling, DefaultMaxStepsCeiling)
+	opts.TimeoutCeiling = orDefault(opts.TimeoutCeiling, DefaultTimeoutCeiling)
+	opts.StorageQuota = orDefault(opts.StorageQuota, DefaultStorageQuota)
+	if opts.StorageRecheck <= 0 {
+		opts.StorageRecheck = 30 * time.Second
+	}
+	return &Service{st: st, engine: engine, opts: opts, broker: newBroker(), active: map[string]context.CancelFunc{},
+		usage: map[string]storedUsage{}}
 }
 
 // Engine returns the workflow engine.
@@ -85,6 +113,9 @@ func (s *Service) Plan(def json.RawMessage) (*workflow.Plan, error) {
 	d, err := workflow.Parse(def)
 	if err != nil {
 		return nil, err
+	}
+	if probs := s.Ceilings().Check(d.Settings); len(probs) > 0 {
+		return nil, &workflow.InvalidError{Problems: probs}
 	}
 	p, err := s.engine.Prepare(d)
 	if err != nil {
@@ -114,6 +145,9 @@ type StartRequest struct {
 // records nothing.
 func (s *Service) Start(ctx context.Context, req StartRequest) (store.Run, error) {
 	if _, err := s.Plan(req.Definition); err != nil {
+		return store.Run{}, err
+	}
+	if err := s.checkQuota(ctx, req.WorkspaceID); err != nil {
 		return store.Run{}, err
 	}
 	in, err := json.Marshal(req.Input)
@@ -199,6 +233,9 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 	defer s.broker.close(runID)
 	rec, err := newRecorder(ctx, runs, workspaceID, runID, func(ev workflow.Event) { s.broker.publish(runID, ev) })
 	if err != nil {
+		return err
+	}
+	if err := s.limitStorage(ctx, rec); err != nil {
 		return err
 	}
 	hbDone := make(chan struct{})
@@ -450,6 +487,9 @@ func (s *Service) Rerun(ctx context.Context, workspaceID, runID, from string) (s
 	redo := plan.Downstream(from)
 	if redo == nil {
 		return store.Run{}, fmt.Errorf("%w: the run's workflow has no node %q", store.ErrInvalid, from)
+	}
+	if err := s.checkQuota(ctx, workspaceID); err != nil {
+		return store.Run{}, err
 	}
 	cps, err := runs.Checkpoints(ctx, workspaceID, runID)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +30,9 @@ type IngestResult struct {
 	Chunks int `json:"chunks"`
 	// Warnings say what extraction skipped or guessed.
 	Warnings []string `json:"warnings,omitempty"`
+	// DuplicateOf names the source already in the base with the same
+	// content, when the file was therefore not indexed again.
+	DuplicateOf string `json:"duplicate_of,omitempty"`
 }
 
 // indexBatch is how many search documents go to the engine at once: large
@@ -43,6 +48,7 @@ const indexBatch = 128
 type sourceEntry struct {
 	Documents int            `json:"documents"`
 	Chunks    int            `json:"chunks"`
+	SHA256    string         `json:"sha256,omitempty"` // of the file's bytes
 	Parts     map[string]int `json:"parts,omitempty"`
 	IDs       []string       `json:"ids,omitempty"`
 }
@@ -81,7 +87,10 @@ type SourceInfo struct {
 // Ingest extracts, chunks and indexes one file into kb and updates the
 // base's counts. Re-ingesting a name replaces what it produced before. A
 // file without text is not an error: the result has no chunks and a
-// warning.
+// warning. Names are normalized (NormalizeName). A file whose content is
+// already in the base under another name (a folder ingested, then one of
+// its files by name) is not indexed twice: the result names the source
+// in DuplicateOf and has no chunks.
 func (s *Service) Ingest(ctx context.Context, kb store.KnowledgeBase, name string, data []byte) (IngestResult, error) {
 	return s.IngestProgress(ctx, kb, name, data, nil)
 }
@@ -93,6 +102,8 @@ func (s *Service) IngestProgress(ctx context.Context, kb store.KnowledgeBase, na
 	if strings.TrimSpace(name) == "" {
 		return IngestResult{}, fmt.Errorf("kb: ingest: file name is empty: %w: name the file", store.ErrInvalid)
 	}
+	name = NormalizeName(name)
+	sum := sha256.Sum256(data)
 	var (
 		res   IngestResult
 		docs  []search.Document
@@ -135,6 +146,7 @@ func (s *Service) IngestProgress(ctx context.Context, kb store.KnowledgeBase, na
 	}
 	res.Chunks = len(docs)
 	entry.Documents, entry.Chunks = res.Documents, res.Chunks
+	entry.SHA256 = hex.EncodeToString(sum[:])
 	if res.Chunks == 0 {
 		res.Warnings = append(res.Warnings, "no text found: nothing indexed")
 	}
@@ -163,6 +175,16 @@ func (s *Service) IngestProgress(ctx context.Context, kb store.KnowledgeBase, na
 		}
 	case !errors.Is(err, store.ErrNotFound):
 		return IngestResult{}, fmt.Errorf("kb: ingest %s into %q: %w", name, kb.Name, err)
+	}
+	if res.Chunks > 0 {
+		dup, err := s.sameContent(ctx, fresh, name, entry.SHA256)
+		if err != nil {
+			return IngestResult{}, fmt.Errorf("kb: ingest %s into %q: %w", name, kb.Name, err)
+		}
+		if dup != "" {
+			return IngestResult{DuplicateOf: dup, Warnings: append(res.Warnings,
+				fmt.Sprintf("same content as %q, already in the base: not indexed again", dup))}, nil
+		}
 	}
 	oldIDs := make(map[string]bool)
 	for _, id := range old.ids() {
@@ -226,6 +248,38 @@ func (s *Service) IngestProgress(ctx context.Context, kb store.KnowledgeBase, na
 		return IngestResult{}, fmt.Errorf("kb: ingest %s into %q: save sources: %w", name, kb.Name, err)
 	}
 	return res, nil
+}
+
+// NormalizeName is the name a file is recorded under: slashes for
+// separators, no "." or ".." steps and no leading "./", so that
+// "docs\a.md", "./docs/a.md" and "docs//a.md" are one source.
+func NormalizeName(name string) string {
+	name = strings.TrimSpace(strings.ReplaceAll(name, "\\", "/"))
+	if name == "" {
+		return name
+	}
+	return path.Clean(name)
+}
+
+// sameContent returns the name of another source of kb whose file had the
+// same bytes (sum), or "".
+func (s *Service) sameContent(ctx context.Context, kb store.KnowledgeBase, name, sum string) (string, error) {
+	srcs, err := s.st.KnowledgeBases().ListSources(ctx, kb.WorkspaceID, kb.ID)
+	if err != nil {
+		return "", err
+	}
+	for _, src := range srcs {
+		if src.Name == name {
+			continue
+		}
+		var rec struct {
+			SHA256 string `json:"sha256"`
+		}
+		if json.Unmarshal(src.Record, &rec) == nil && rec.SHA256 == sum {
+			return src.Name, nil
+		}
+	}
+	return "", nil
 }
 
 // parseJSONL reads a BEIR-style corpus: one {"_id","title","text"} object

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -69,6 +70,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock, for tests. Default time.Now.
 	Now func() time.Time
+	// Owner names this executor in the ingest jobs it claims, so that a
+	// restarted process finds the jobs it was working (ResumeJobs). It
+	// should survive a restart: default the AGENTCRAFT_WORKER_ID
+	// environment variable, else the host name (as controlplane's runs).
+	Owner string
 }
 
 // Service manages a store's knowledge bases. It is safe for concurrent use.
@@ -80,9 +86,14 @@ type Service struct {
 	ttl    time.Duration
 	logger *slog.Logger
 	now    func() time.Time
+	owner  string
 
-	mu    sync.Mutex             // guards locks
+	mu    sync.Mutex             // guards locks and active
 	locks map[string]*sync.Mutex // kb id → lock serialising writes to its settings and index
+	// active holds the ids of the ingest jobs RunJob is working in this
+	// process: a job requeued by ResumeJobs and its original queue job
+	// must not run side by side.
+	active map[string]bool
 }
 
 // New returns a Service.
@@ -104,7 +115,18 @@ func New(opts Options) (*Service, error) {
 		ttl:    opts.TempTTL,
 		logger: opts.Logger,
 		now:    opts.Now,
+		owner:  opts.Owner,
 		locks:  make(map[string]*sync.Mutex),
+		active: make(map[string]bool),
+	}
+	if s.owner == "" {
+		s.owner = os.Getenv("AGENTCRAFT_WORKER_ID")
+	}
+	if s.owner == "" {
+		s.owner, _ = os.Hostname()
+	}
+	if s.owner == "" {
+		s.owner = "agentcraft"
 	}
 	if s.ttl == 0 {
 		s.ttl = DefaultTempTTL

@@ -480,7 +480,8 @@ func TestRunJob(t *testing.T) {
 		{store.IngestRunning, 2, 1, "ok,failed,,"},
 		{store.IngestRunning, 3, 2, "ok,failed,ok,"},
 		{store.IngestRunning, 4, 2, "ok,failed,ok,skipped"},
-		{store.IngestSucceeded, 4, 2, "ok,failed,ok,skipped"},
+		// One file failed: partial, as the CLI exits 1 for it.
+		{store.IngestPartial, 4, 2, "ok,failed,ok,skipped"},
 	}
 	if diff := cmp.Diff(want, steps); diff != "" {
 		t.Errorf("progress (-want +got):\n%s", diff)

@@ -69,6 +69,11 @@ func (RunArgs) Kind() string { return "workflow_run" }
 type IngestArgs struct {
 	WorkspaceID string `json:"workspace_id"`
 	JobID       string `json:"job_id"`
+	// Resume, when set, tells this enqueue apart from the job's first one
+	// (uniqueness is by arguments): after a crash River still counts the
+	// first as running until its rescuer gives up on it, an hour or more
+	// later. Set it to a fresh value when requeueing an interrupted job.
+	Resume string `json:"resume,omitempty"`
 }
 
 // Kind is the River job kind. It is stored in every job row: never change it.

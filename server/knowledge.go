@@ -344,10 +344,33 @@ func (s *Server) ingestKB(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Get("wait") == "false" || (r.Header.Get("Accept") == "application/json") {
-		writeJSON(w, http.StatusAccepted, job)
+		writeJSON(w, http.StatusAccepted, toIngestJobBody(job))
 		return
 	}
 	s.streamIngest(w, r, job)
+}
+
+// ingestJobBody is an ingest job in the API: the row, and the files that
+// failed (a "partial" job lists them here; the files also carry their own
+// status).
+type ingestJobBody struct {
+	store.IngestJob
+	FailedFiles []failedFile `json:"failed_files,omitempty"`
+}
+
+type failedFile struct {
+	Name  string `json:"name"`
+	Error string `json:"error"`
+}
+
+func toIngestJobBody(j store.IngestJob) ingestJobBody {
+	b := ingestJobBody{IngestJob: j}
+	for _, f := range j.Files {
+		if f.Status == kb.FileFailed {
+			b.FailedFiles = append(b.FailedFiles, failedFile{Name: f.Name, Error: f.Error})
+		}
+	}
+	return b
 }
 
 // listKBSources lists the files ingested into a base, by name, with what
@@ -379,10 +402,11 @@ func (s *Server) listIngestJobs(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
-	if jobs == nil {
-		jobs = []store.IngestJob{}
+	out := make([]ingestJobBody, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, toIngestJobBody(j))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": jobs})
+	writeJSON(w, http.StatusOK, map[string]any{"data": out})
 }
 
 // ingestJob returns the job of the path, checking that it belongs to the
@@ -407,7 +431,7 @@ func (s *Server) ingestJob(w http.ResponseWriter, r *http.Request) (store.Ingest
 
 func (s *Server) getIngestJob(w http.ResponseWriter, r *http.Request) {
 	if job, ok := s.ingestJob(w, r); ok {
-		writeJSON(w, http.StatusOK, job)
+		writeJSON(w, http.StatusOK, toIngestJobBody(job))
 	}
 }
 
@@ -418,14 +442,15 @@ func (s *Server) ingestJobEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // streamIngest sends the job as a "progress" event each time its row
-// changes and ends with "done" (succeeded) or "failed". Rows are polled, so
-// the stream follows a job whichever process works it.
+// changes and ends with "done" (succeeded, or partial: its status says so
+// and failed_files lists what failed) or "failed". Rows are polled, so the
+// stream follows a job whichever process works it.
 func (s *Server) streamIngest(w http.ResponseWriter, r *http.Request, job store.IngestJob) {
 	ctx := r.Context()
 	sw := sse.NewWriter(w)
 	var mu sync.Mutex
 	send := func(event string, j store.IngestJob) error {
-		data, err := json.Marshal(j)
+		data, err := json.Marshal(toIngestJobBody(j))
 		if err != nil {
 			return err
 		}
@@ -444,7 +469,7 @@ func (s *Server) streamIngest(w http.ResponseWriter, r *http.Request, job store.
 			last = stamp
 			event := "progress"
 			switch job.Status {
-			case store.IngestSucceeded:
+			case store.IngestSucceeded, store.IngestPartial:
 				event = "done"
 			case store.IngestFailed:
 				event = "failed"

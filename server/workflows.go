@@ -42,6 +42,7 @@ func (s *Server) registerWorkflows(mux *http.ServeMux) {
 		{"POST /api/workflows/{id}/runs", s.startRun},
 		{"GET /api/runs", s.listRuns},
 		{"GET /api/runs/{id}", s.getRun},
+		{"GET /api/runs/{id}/checkpoints", s.listCheckpoints},
 		{"POST /api/runs/{id}/resume", s.resumeRun},
 		{"POST /api/runs/{id}/cancel", s.cancelRun},
 		{"POST /api/runs/{id}/rerun", s.rerunRun},
@@ -101,6 +102,9 @@ func workflowError(w http.ResponseWriter, err error) {
 	case errors.Is(err, workflow.ErrTooLarge):
 		apierr.Write(w, &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest, Code: "request_too_large",
 			Message: fmt.Sprintf("workflow definition is larger than %d bytes", workflow.MaxDefinitionSize)})
+	case errors.Is(err, controlplane.ErrStorageQuota):
+		apierr.Write(w, &apierr.Error{Status: http.StatusUnprocessableEntity, Type: apierr.TypeInvalidRequest, Code: "storage_quota_exceeded",
+			Message: err.Error()})
 	default:
 		storeError(w, err)
 	}
@@ -168,6 +172,7 @@ func (s *Server) readDefinition(w http.ResponseWriter, r *http.Request) (*workfl
 		}
 		probs = append(probs, inv.Problems...)
 	}
+	probs = append(probs, s.opts.Runs.Ceilings().Check(def.Settings)...)
 	if len(probs) > 0 {
 		invalidWorkflow(w, probs)
 		return nil, false
@@ -455,27 +460,91 @@ type checkpoint struct {
 	CreatedAt time.Time       `json:"created_at"`
 }
 
+// getRun answers the run with the first page of its checkpoints
+// (?limit=, default 100, at most 1000) and, when there are more, the
+// cursor of the next page in "next" for GET /api/runs/{id}/checkpoints.
+// A run with 161k checkpoints once answered 15 MB here.
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	ctx, ws, id := r.Context(), workspace(r), r.PathValue("id")
-	runs := s.p.Store().Runs()
-	run, err := runs.Get(ctx, ws, id)
+	limit, ok := pageLimit(w, r)
+	if !ok {
+		return
+	}
+	run, err := s.p.Store().Runs().Get(ctx, ws, id)
 	if err != nil {
 		storeError(w, err)
 		return
 	}
-	cps, err := runs.Checkpoints(ctx, ws, id)
+	page, next, err := s.checkpointPage(ctx, ws, id, 0, limit)
 	if err != nil {
 		storeError(w, err)
 		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		store.Run
+		Checkpoints []checkpoint `json:"checkpoints"`
+		Next        string       `json:"next,omitempty"`
+	}{run, page, next})
+}
+
+// listCheckpoints answers a page of a run's checkpoints, in the order
+// they were saved: ?cursor= is the "next" of the previous page (empty:
+// from the first), ?limit= as for getRun.
+func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request) {
+	ctx, ws, id := r.Context(), workspace(r), r.PathValue("id")
+	limit, ok := pageLimit(w, r)
+	if !ok {
+		return
+	}
+	var cursor int64
+	if v := r.URL.Query().Get("cursor"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			apierr.Write(w, apierr.BadRequest("cursor", fmt.Sprintf("cursor %q is not one this API gave: pass the \"next\" of the previous page, or leave it out for the first", v)))
+			return
+		}
+		cursor = n
+	}
+	page, next, err := s.checkpointPage(ctx, ws, id, cursor, limit)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Data []checkpoint `json:"data"`
+		Next string       `json:"next,omitempty"`
+	}{page, next})
+}
+
+func (s *Server) checkpointPage(ctx context.Context, ws, runID string, cursor int64, limit int) ([]checkpoint, string, error) {
+	cps, next, err := s.p.Store().Runs().CheckpointPage(ctx, ws, runID, cursor, limit)
+	if err != nil {
+		return nil, "", err
 	}
 	out := make([]checkpoint, 0, len(cps))
 	for _, cp := range cps {
 		out = append(out, checkpoint{Key: cp.Key, NodeID: cp.NodeID, Output: cp.Output, Handle: cp.Handle, CreatedAt: cp.CreatedAt})
 	}
-	writeJSON(w, http.StatusOK, struct {
-		store.Run
-		Checkpoints []checkpoint `json:"checkpoints"`
-	}{run, out})
+	var cur string
+	if next > 0 {
+		cur = strconv.FormatInt(next, 10)
+	}
+	return out, cur, nil
+}
+
+// pageLimit reads ?limit= (1 to store.MaxCheckpointPage; default
+// store.DefaultCheckpointPage). It answers a bad value itself.
+func pageLimit(w http.ResponseWriter, r *http.Request) (int, bool) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return store.DefaultCheckpointPage, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > store.MaxCheckpointPage {
+		apierr.Write(w, apierr.BadRequest("limit", fmt.Sprintf("limit %q must be a number from 1 to %d", v, store.MaxCheckpointPage)))
+		return 0, false
+	}
+	return n, true
 }
 
 // resumedRun is a run with whether the request resumed it.

@@ -128,15 +128,20 @@ type KnowledgeBases interface {
 type IngestStatus string
 
 // Ingest job states. Queued and Running are live; the others are final.
+// Partial is a job that finished with some files failed (see the files'
+// statuses) and others ingested.
 const (
 	IngestQueued    IngestStatus = "queued"
 	IngestRunning   IngestStatus = "running"
 	IngestSucceeded IngestStatus = "succeeded"
+	IngestPartial   IngestStatus = "partial"
 	IngestFailed    IngestStatus = "failed"
 )
 
 // Final reports whether s is a final state.
-func (s IngestStatus) Final() bool { return s == IngestSucceeded || s == IngestFailed }
+func (s IngestStatus) Final() bool {
+	return s == IngestSucceeded || s == IngestPartial || s == IngestFailed
+}
 
 // IngestFile is one input of an ingest job: an upload and what became of it.
 type IngestFile struct {
@@ -178,7 +183,7 @@ func (j IngestJob) Validate() error {
 		return fmt.Errorf("%w: ingest job has no files", ErrInvalid)
 	}
 	switch j.Status {
-	case IngestQueued, IngestRunning, IngestSucceeded, IngestFailed:
+	case IngestQueued, IngestRunning, IngestSucceeded, IngestPartial, IngestFailed:
 	default:
 		return fmt.Errorf("%w: ingest job status %q is unknown", ErrInvalid, j.Status)
 	}
@@ -200,4 +205,5 @@ type IngestJobs interface {
 	// List returns the jobs of a knowledge base, newest first, at most
 	// limit (100 when <= 0). An unknown knowledge base gives ErrNotFound.
 	List(ctx context.Context, workspaceID, kbID string, limit int) ([]IngestJob, error)
+	IngestLeases
 }

@@ -262,6 +262,7 @@ type Runs interface {
 	// Events returns the run's events with Seq > after, in order, at most
 	// limit (0 means 1000). An unknown run gives ErrNotFound.
 	Events(ctx context.Context, workspaceID, runID string, after int64, limit int) ([]RunEvent, error)
+	RunPages
 }
 
 // RunUpdate holds the fields Runs.Transition may change; nil leaves a field

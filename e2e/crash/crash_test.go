@@ -58,7 +58,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		os.Exit(child())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir) // the agentcraft binary of binary_test.go
+	}
+	os.Exit(code)
 }
 
 // The workflow: 20 nodes between start and end, 12 of them http-request

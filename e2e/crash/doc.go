@@ -18,6 +18,13 @@
 // TestRestartWithQueuedJob makes one kill point deterministic: the process
 // died after Start enqueued the run's job and before a worker fetched it.
 //
+// The Binary tests build the real cmd/agentcraft once and kill `serve`
+// (and `worker`) with SIGKILL as an operator's machine would:
+// TestBinaryAgentHumanHooks (an agent node in flight on a stalled llmtest
+// stream, a human node, webhook hooks), TestBinaryIngestResumes (an ingest
+// job killed half done resumes at the next start without indexing a file
+// twice), TestBinaryTwoServesOneSQLite and TestBinaryPostgresTakeover.
+//
 //	go test -race ./e2e/crash
 //	AGENTCRAFT_TEST_POSTGRES_DSN=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test -race ./e2e/crash
 //

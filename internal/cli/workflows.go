@@ -63,8 +63,11 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 	w := &workflowRuntime{}
 	single := strings.HasPrefix(cfg.Database.URL, "sqlite://")
 	w.runs = controlplane.New(st, eng, controlplane.Options{
-		SingleProcess: single,
-		Logger:        logger,
+		SingleProcess:   single,
+		Logger:          logger,
+		MaxStepsCeiling: cfg.Workflows.MaxStepsCeiling,
+		TimeoutCeiling:  cfg.Workflows.TimeoutCeiling,
+		StorageQuota:    cfg.Workflows.StorageQuotaMiB << 20, // -1 stays negative: none
 		Enqueue: func(ctx context.Context, workspaceID, runID string, wake bool) error {
 			args := queue.RunArgs{WorkspaceID: workspaceID, RunID: runID}
 			if wake {
@@ -106,6 +109,16 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 		}
 	} else {
 		logger.Info("runs_execute_elsewhere", "reason", "workflows.execute is false: agentcraft worker processes execute runs and ingest jobs")
+	}
+	if stk.knowledge != nil {
+		n, err := stk.knowledge.ResumeJobs(ctx, single, func(ctx context.Context, ws, id string) error {
+			return w.q.EnqueueIngest(ctx, queue.IngestArgs{WorkspaceID: ws, JobID: id, Resume: time.Now().UTC().Format(time.RFC3339Nano)})
+		})
+		if err != nil {
+			logger.Error("resume_ingest_jobs_failed", "err", err)
+		} else if n > 0 {
+			logger.Info("ingest_jobs_resumed", "count", n)
+		}
 	}
 	// Runs whose worker died without coming back (several workers on
 	// PostgreSQL) are woken once their lease expires.

@@ -162,6 +162,16 @@ type Workflows struct {
 	// (PostgreSQL only): it enqueues, and `agentcraft worker` processes
 	// execute. Workers always execute.
 	Execute *bool `yaml:"execute"`
+	// MaxStepsCeiling refuses workflows whose settings.max_steps is above
+	// it (422 at save and start). Default 10000; -1 means none.
+	MaxStepsCeiling int `yaml:"max_steps_ceiling"`
+	// TimeoutCeiling refuses workflows whose settings.timeout is above it.
+	// Default 24h; a negative duration (-1s) means none.
+	TimeoutCeiling time.Duration `yaml:"timeout_ceiling"`
+	// StorageQuotaMiB caps the run data (checkpoints and events) one
+	// workspace stores: runs fail past it and new ones are refused (422
+	// storage_quota_exceeded). Default 1024; -1 means none.
+	StorageQuotaMiB int64 `yaml:"storage_quota_mib"`
 }
 
 // Server configures the HTTP listener.
@@ -348,6 +358,14 @@ func (c *Config) fill() {
 		t := true
 		c.DetectProviders = &t
 	}
+	// A ceiling below the engine's own defaults (1000 steps, 30m) lowers
+	// the default of runs whose settings set none.
+	if w := &c.Workflows; w.MaxSteps == 0 && w.MaxStepsCeiling > 0 && w.MaxStepsCeiling < 1000 {
+		w.MaxSteps = w.MaxStepsCeiling
+	}
+	if w := &c.Workflows; w.Timeout == 0 && w.TimeoutCeiling > 0 && w.TimeoutCeiling < 30*time.Minute {
+		w.Timeout = w.TimeoutCeiling
+	}
 	for i := range c.Agents {
 		if c.Agents[i].MaxSteps == 0 {
 			c.Agents[i].MaxSteps = 10
@@ -365,6 +383,29 @@ func (c *Config) Validate() error {
 	case "apikey", "none":
 	default:
 		bad("server.auth", "%q is not apikey or none", c.Server.Auth)
+	}
+	if c.Workflows.MaxStepsCeiling < -1 {
+		bad("workflows.max_steps_ceiling", "%d is not -1 (none), 0 (default 10000) or a positive number", c.Workflows.MaxStepsCeiling)
+	}
+	// The engine's defaults apply to runs whose settings set none: above
+	// the ceilings they would take every such run past them. 10000 and
+	// 24h are controlplane's DefaultMaxStepsCeiling and
+	// DefaultTimeoutCeiling (this package imports no service).
+	stepsCeil, timeCeil := c.Workflows.MaxStepsCeiling, c.Workflows.TimeoutCeiling
+	if stepsCeil == 0 {
+		stepsCeil = 10000
+	}
+	if timeCeil == 0 {
+		timeCeil = 24 * time.Hour
+	}
+	if stepsCeil > 0 && c.Workflows.MaxSteps > stepsCeil {
+		bad("workflows.max_steps", "%d is above the ceiling of %d (workflows.max_steps_ceiling): lower it or raise the ceiling", c.Workflows.MaxSteps, stepsCeil)
+	}
+	if timeCeil > 0 && c.Workflows.Timeout > timeCeil {
+		bad("workflows.timeout", "%v is above the ceiling of %v (workflows.timeout_ceiling): lower it or raise the ceiling", c.Workflows.Timeout, timeCeil)
+	}
+	if c.Workflows.StorageQuotaMiB < -1 {
+		bad("workflows.storage_quota_mib", "%d is not -1 (none), 0 (default 1024) or a size in MiB", c.Workflows.StorageQuotaMiB)
 	}
 	if c.Server.GCPercent < 10 || c.Server.GCPercent > 10000 {
 		bad("server.gc_percent", "%d is not between 10 and 10000", c.Server.GCPercent)

@@ -159,11 +159,33 @@ func TestValidation(t *testing.T) {
 		{"workspaces:\n  - {name: a, retry: {max_retries: 2}}", "workspaces[0]: only guard and pii"},
 		{"workspaces:\n  - {name: a, pii: {mode: shred}}", "workspaces[0]"},
 		{"workspaces:\n  - {name: a, colour: red}", "workspaces[0].colour"},
+		{"workflows: {max_steps_ceiling: -5}", "workflows.max_steps_ceiling"},
+		{"workflows: {storage_quota_mib: -2}", "workflows.storage_quota_mib"},
+		{"workflows: {max_steps: 20000}", "workflows.max_steps: 20000 is above the ceiling of 10000"},
+		{"workflows: {max_steps: 600, max_steps_ceiling: 500}", "workflows.max_steps"},
+		{"workflows: {timeout: 48h}", "workflows.timeout"},
 	} {
 		_, err := Load(write(t, tc.body), []string{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: err = %v, want mention of %s", tc.body, err, tc.want)
 		}
+	}
+}
+
+// TestWorkflowLimits: the run ceilings and the storage quota are read
+// from workflows.* (zero means the control plane's defaults).
+func TestWorkflowLimits(t *testing.T) {
+	cfg, err := Load(write(t, "workflows: {max_steps_ceiling: 500, timeout_ceiling: 2h, storage_quota_mib: 64}"), []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := cfg.Workflows
+	if w.MaxStepsCeiling != 500 || w.TimeoutCeiling != 2*time.Hour || w.StorageQuotaMiB != 64 {
+		t.Errorf("workflows = %+v; want ceilings 500 and 2h, quota 64 MiB", w)
+	}
+	// The engine's default of 1000 steps would pass a ceiling of 500.
+	if w.MaxSteps != 500 || w.Timeout != 0 {
+		t.Errorf("defaults under the ceilings: max_steps %d, timeout %v; want 500 and 0 (the engine's 30m is under 2h)", w.MaxSteps, w.Timeout)
 	}
 }
 

@@ -43,6 +43,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Runs", func(t *testing.T) { testRuns(t, open) })
 	t.Run("KnowledgeBases", func(t *testing.T) { testKnowledgeBases(t, open) })
 	t.Run("IngestJobs", func(t *testing.T) { testIngestJobs(t, open) })
+	t.Run("IngestLeases", func(t *testing.T) { testIngestLeases(t, open) })
+	t.Run("RunPages", func(t *testing.T) { testRunPages(t, open) })
 	t.Run("Uploads", func(t *testing.T) { testUploads(t, open) })
 	t.Run("AuditLog", func(t *testing.T) { testAuditLog(t, open) })
 	t.Run("OAuthClients", func(t *testing.T) { testOAuthClients(t, open) })
