@@ -55,6 +55,26 @@ type RunDriver interface {
 	RunEventList(ctx context.Context, p *RunEventListParams) ([]RunEvent, error)
 	// RunExists reports whether the workspace holds the run.
 	RunExists(ctx context.Context, workspaceID, id string) (bool, error)
+	// RunCheckpointPage returns up to p.Limit of the run's checkpoints
+	// whose row id is above p.After, by row id (nil for none, whether or
+	// not the run exists).
+	RunCheckpointPage(ctx context.Context, p *RunCheckpointPageParams) ([]CheckpointAt, error)
+	// RunStoredBytes sums the stored size of the workspace's checkpoint
+	// outputs and event data.
+	RunStoredBytes(ctx context.Context, workspaceID string) (int64, error)
+}
+
+// RunCheckpointPageParams selects a page of a run's checkpoints.
+type RunCheckpointPageParams struct {
+	WorkspaceID, RunID string
+	After              int64
+	Limit              int
+}
+
+// CheckpointAt is a checkpoint with its row id, the cursor of pages.
+type CheckpointAt struct {
+	RowID int64
+	Checkpoint
 }
 
 // RunInsertParams is the row RunInsert writes.
@@ -122,6 +142,13 @@ type RunEventListParams struct {
 
 // KnowledgeDriver holds the verbs of KnowledgeBases and IngestJobs.
 type KnowledgeDriver interface {
+	// IngestJobClaim sets a queued or running job running with owner as
+	// its executor, stamps UpdatedAt with p.Now and returns the stored
+	// job; no such live job is ErrNotFound.
+	IngestJobClaim(ctx context.Context, p *IngestJobClaimParams) (IngestJob, error)
+	// IngestJobLive returns every queued or running job of every
+	// workspace, oldest first (created_at, then id).
+	IngestJobLive(ctx context.Context) ([]IngestLive, error)
 	// KnowledgeBaseInsert inserts p.Base, complete, and returns the
 	// stored row.
 	KnowledgeBaseInsert(ctx context.Context, p *KnowledgeBaseInsertParams) (KnowledgeBase, error)
@@ -278,4 +305,10 @@ type AuditListParams struct {
 	AfterTime time.Time
 	AfterID   string
 	Limit     int
+}
+
+// IngestJobClaimParams is the claim IngestJobClaim writes.
+type IngestJobClaimParams struct {
+	WorkspaceID, ID, Owner string
+	Now                    time.Time
 }
