@@ -136,7 +136,22 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 
 // serve runs the server until ctx ends. When ready is not nil it receives
 // the bound address once the server accepts connections.
+//
+// The database lock and the listening port are taken before anything
+// opens the database: a second serve on the same SQLite file or port
+// fails there, before it could resume (and so repeat) the steps the first
+// one is running.
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready chan<- string) error {
+	lock, err := lockDatabase(cfg.Database.URL, "serve")
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	ln, err := net.Listen("tcp", cfg.Server.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
+	}
+	defer ln.Close() // when serve fails before Serve owns it
 	stk, err := openPlatform(ctx, cfg, logger, logger)
 	if err != nil {
 		return err
@@ -167,10 +182,6 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	}
 	defer srv.Stop()
 
-	ln, err := net.Listen("tcp", cfg.Server.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
-	}
 	hs := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -26,6 +26,11 @@ func workerCmd(e *env) *cobra.Command {
 				logger.Warn("worker_on_sqlite", "reason", "serve already executes runs on SQLite, which allows one executing process",
 					"fix", "point database.url at PostgreSQL to run separate workers")
 			}
+			lock, err := lockDatabase(cfg.Database.URL, "worker")
+			if err != nil {
+				return err
+			}
+			defer lock.release()
 			ctx := cmd.Context()
 			stk, err := openPlatform(ctx, cfg, logger, logger)
 			if err != nil {
