@@ -45,6 +45,7 @@ type env struct {
 
 // Main runs the command line with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
+	privateFiles()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRoot(&env{stdout: stdout, stderr: stderr})

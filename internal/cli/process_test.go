@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -262,4 +263,57 @@ func TestServeOnTakenPortResumesNothing(t *testing.T) {
 		t.Errorf("after a restart that binds, the step ran %d times in all, want 2", n)
 	}
 	third.kill(t)
+}
+
+// TestDataFilesArePrivate: every file serve creates under data/ (the
+// database, its WAL and shared memory, search.db, the master key, the
+// lock) is 0600 whatever the umask, after start and a write.
+func TestDataFilesArePrivate(t *testing.T) {
+	old := syscall.Umask(0o022) // the common default, which leaves 0644
+	defer syscall.Umask(old)
+	hook := newBlockingHook(t)
+	dir := executingSetup(t, hook)
+	srv := startChild(t, dir, "serve", "--addr", "127.0.0.1:0")
+	base := srv.waitListening(t)
+	resp, err := http.Post(base+"/api/workflows", "application/json", strings.NewReader(
+		`{"name":"w","nodes":[{"id":"start","type":"start"},{"id":"end","type":"end"}],"edges":[{"id":"e1","source":"start","target":"end"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create workflow: %d", resp.StatusCode)
+	}
+	kb := startChild(t, dir, "kb", "create", "manuals")
+	if err := kb.waitExit(t); err != nil {
+		t.Fatalf("kb create: %v\n%s", err, kb.stderr())
+	}
+	var files []string
+	err = filepath.WalkDir(filepath.Join(dir, "data"), func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := os.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s is %v, want %v", path, fi.Mode().Perm(), want)
+		}
+		files = append(files, d.Name())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"agentcraft.db", "agentcraft.db-wal", "search.db", "master.key", "agentcraft.db.lock"} {
+		if !slices.Contains(files, name) {
+			t.Errorf("data/ has no %s: %v", name, files)
+		}
+	}
+	srv.kill(t)
 }

@@ -120,6 +120,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("sqlite: open: create directory: %w", err)
 		}
 	}
+	if err := createPrivate(path); err != nil {
+		s.removeTemp()
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		s.removeTemp()
@@ -157,6 +161,26 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
 	return s, nil
+}
+
+// createPrivate creates the database file at path with mode 0600 unless
+// it exists. SQLite would create it 0644 less the umask, and gives its
+// -wal and -shm files the mode of the database file, so this keeps all
+// three private whatever the umask.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	defer f.Close()
+	// The umask may have taken bits from 0600 (as 0277 would): set it exactly.
+	if err := f.Chmod(0o600); err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	return nil
 }
 
 // keyByHashStmt returns the prepared statement of APIKeys.GetByHash.
