@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -97,12 +99,19 @@ func newLogger(w io.Writer, c config.Log) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// openStore opens the database named by url and applies migrations.
+// openStore opens the database named by url and applies migrations. It
+// logs which database it opened, and whether it had to create it, so that
+// a command run from the wrong directory says so.
 func openStore(ctx context.Context, url string, logger *slog.Logger) (store.Store, error) {
 	var st store.Store
+	created := false
 	switch {
 	case strings.HasPrefix(url, "sqlite://"):
-		s, err := sqlite.Open(ctx, strings.TrimPrefix(url, "sqlite://"), &sqlite.Options{Logger: logger})
+		path := strings.TrimPrefix(url, "sqlite://")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			created = true
+		}
+		s, err := sqlite.Open(ctx, path, &sqlite.Options{Logger: logger})
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +129,25 @@ func openStore(ctx context.Context, url string, logger *slog.Logger) (store.Stor
 		st.Close()
 		return nil, err
 	}
+	if created {
+		logger.Warn("database_created", "database", databaseName(url),
+			"hint", "there was no database at this path; if you meant an existing one, pass --config or set database.url")
+	} else {
+		logger.Info("database_opened", "database", databaseName(url))
+	}
 	return st, nil
+}
+
+// databaseName is how messages name the database of url: the absolute
+// path of a SQLite file, a PostgreSQL URL without its password.
+func databaseName(url string) string {
+	if p, ok := strings.CutPrefix(url, "sqlite://"); ok {
+		if abs, err := filepath.Abs(p); err == nil && p != sqlite.MemoryPath {
+			return abs
+		}
+		return p
+	}
+	return redactURL(url)
 }
 
 func migrateCmd(e *env) *cobra.Command {
@@ -138,7 +165,7 @@ func migrateCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			fmt.Fprintln(e.stdout, "database is up to date:", redactURL(cfg.Database.URL))
+			fmt.Fprintln(e.stdout, "database is up to date:", databaseName(cfg.Database.URL))
 			return nil
 		},
 	}

@@ -111,3 +111,34 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+// TestDatabaseBesideConfigFile: a command given --config from another
+// directory opens the default ./data beside the file, creates nothing in
+// the working directory, and says which database it opened.
+func TestDatabaseBesideConfigFile(t *testing.T) {
+	confDir := t.TempDir()
+	p := filepath.Join(confDir, "agentcraft.yaml")
+	if err := os.WriteFile(p, []byte("detect_providers: false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	t.Chdir(elsewhere)
+	db := filepath.Join(confDir, "data", "agentcraft.db")
+	code, _, errOut := run(t, "--config", p, "keys", "create", "--workspace", "default")
+	if code != 0 {
+		t.Fatalf("keys create: %s", errOut)
+	}
+	if !strings.Contains(errOut, "database="+db) {
+		t.Errorf("stderr does not name the database %s:\n%s", db, errOut)
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Errorf("no database beside the config file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "data")); err == nil {
+		t.Error("a second data/ was created in the working directory")
+	}
+	code, _, errOut = run(t, "--config", p, "keys", "list")
+	if code != 0 || !strings.Contains(errOut, "msg=database_opened database="+db) {
+		t.Errorf("keys list: exit %d, stderr:\n%s", code, errOut)
+	}
+}

@@ -45,7 +45,7 @@ func (e *env) withWorkspaceStore(ctx context.Context, workspace string, create b
 		ws, err = st.Workspaces().GetByName(ctx, workspace)
 	}
 	if err != nil {
-		return fmt.Errorf("workspace %q: %w", workspace, err)
+		return fmt.Errorf("workspace %q in database %s: %w", workspace, databaseName(cfg.Database.URL), err)
 	}
 	return fn(st, ws)
 }

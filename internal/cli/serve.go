@@ -190,7 +190,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	logger.Info("listening", "addr", ln.Addr().String(), "database", redactURL(cfg.Database.URL), "auth", cfg.Server.Auth, "version", version())
+	logger.Info("listening", "addr", ln.Addr().String(), "database", databaseName(cfg.Database.URL), "auth", cfg.Server.Auth, "version", version())
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

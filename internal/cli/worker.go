@@ -41,7 +41,7 @@ func workerCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			logger.Info("worker_started", "database", redactURL(cfg.Database.URL))
+			logger.Info("worker_started", "database", databaseName(cfg.Database.URL))
 			<-ctx.Done()
 			logger.Info("worker_stopping")
 			sctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
