@@ -43,7 +43,7 @@ func TestBadConfigFailsWithPath(t *testing.T) {
 
 func TestKeysCreateListRevoke(t *testing.T) {
 	t.Chdir(t.TempDir())
-	code, key, _ := run(t, "keys", "create", "--workspace", "team", "--name", "ci")
+	code, key, _ := run(t, "keys", "create", "--workspace", "team", "--create-workspace", "--name", "ci")
 	key = strings.TrimSpace(key)
 	if code != 0 || !strings.HasPrefix(key, "ac_") || len(key) < 40 {
 		t.Fatalf("keys create: %d %q", code, key)
@@ -140,5 +140,29 @@ func TestDatabaseBesideConfigFile(t *testing.T) {
 	code, _, errOut = run(t, "--config", p, "keys", "list")
 	if code != 0 || !strings.Contains(errOut, "msg=database_opened database="+db) {
 		t.Errorf("keys list: exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// TestKeysCreateNeedsExistingWorkspace: a mistyped workspace is an error
+// that creates nothing; --create-workspace creates one on purpose; the
+// configured default workspace works on a database serve never opened
+// (the README's quick start).
+func TestKeysCreateNeedsExistingWorkspace(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, out, errOut := run(t, "keys", "create", "--workspace", "defualt")
+	if code == 0 || out != "" || !strings.Contains(errOut, `workspace "defualt" does not exist`) || !strings.Contains(errOut, "--create-workspace") {
+		t.Fatalf("keys create on a typo: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if code, _, _ := run(t, "keys", "list", "--workspace", "defualt"); code == 0 {
+		t.Fatal("the mistyped workspace was created")
+	}
+	if code, _, errOut := run(t, "keys", "create", "--workspace", "default"); code != 0 {
+		t.Fatalf("keys create --workspace default on a fresh database: %s", errOut)
+	}
+	if code, _, errOut := run(t, "keys", "create", "--workspace", "team", "--create-workspace"); code != 0 {
+		t.Fatalf("keys create --create-workspace: %s", errOut)
+	}
+	if code, list, _ := run(t, "keys", "list", "--workspace", "team"); code != 0 || !strings.Contains(list, "ac_") {
+		t.Fatalf("keys list of the created workspace: %d\n%s", code, list)
 	}
 }
