@@ -2,10 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
