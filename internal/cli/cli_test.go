@@ -166,3 +166,34 @@ func TestKeysCreateNeedsExistingWorkspace(t *testing.T) {
 		t.Fatalf("keys list of the created workspace: %d\n%s", code, list)
 	}
 }
+
+// TestMigrateSaysWhatItDid: the first migrate reports the migrations it
+// applied, also under log.level warn; the second says up to date.
+func TestMigrateSaysWhatItDid(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("AGENTCRAFT_LOG_LEVEL", "warn")
+	code, out, errOut := run(t, "migrate")
+	if code != 0 || !strings.HasPrefix(out, "applied ") || strings.Contains(out, "up to date") {
+		t.Fatalf("first migrate: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	code, out, _ = run(t, "migrate")
+	if code != 0 || !strings.HasPrefix(out, "database is up to date:") {
+		t.Fatalf("second migrate: exit %d, stdout %q", code, out)
+	}
+}
+
+// TestUnknownSubcommandFails: a mistyped subcommand of a group fails with
+// a suggestion instead of printing the group's help and exiting 0; the
+// bare group still prints its help.
+func TestUnknownSubcommandFails(t *testing.T) {
+	code, out, errOut := run(t, "keys", "craete")
+	if code == 0 || !strings.Contains(errOut, `unknown command "craete" for "agentcraft keys"`) || !strings.Contains(errOut, "create") {
+		t.Errorf("keys craete: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, _, _ := run(t, "mcp", "clients", "frob"); code == 0 {
+		t.Error("mcp clients frob exited 0")
+	}
+	if code, out, _ := run(t, "keys"); code != 0 || !strings.Contains(out, "Available Commands") {
+		t.Errorf("bare keys: exit %d, stdout %q", code, out)
+	}
+}

@@ -307,33 +307,45 @@ func (s *Store) Ping(ctx context.Context) error {
 // each in its own transaction.
 func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, 0, false) }
 
+// MigrateCount is Migrate that also returns how many migrations it
+// applied: 0 when the schema was already up to date. agentcraft migrate
+// reports it.
+func (s *Store) MigrateCount(ctx context.Context) (int, error) { return s.migrateN(ctx, 0, false) }
+
 // migrate applies the migrations up to version to, or all when to is 0;
 // with down, it reverts those after version to instead (tests of a
 // migration start from the version before it, and go back to it).
 func (s *Store) migrate(ctx context.Context, to int64, down bool) error {
+	_, err := s.migrateN(ctx, to, down)
+	return err
+}
+
+// migrateN is migrate returning the number of migrations applied or reverted.
+func (s *Store) migrateN(ctx context.Context, to int64, down bool) (int, error) {
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
+		return 0, fmt.Errorf("sqlite: migrate: %w", err)
 	}
 	p, err := goose.NewProvider(goose.DialectSQLite3, s.writer, fsys,
 		goose.WithDisableGlobalRegistry(true),
 		goose.WithSlog(s.logger),
 	)
 	if err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
+		return 0, fmt.Errorf("sqlite: migrate: %w", err)
 	}
+	var res []*goose.MigrationResult
 	switch {
 	case down:
-		_, err = p.DownTo(ctx, to)
+		res, err = p.DownTo(ctx, to)
 	case to > 0:
-		_, err = p.UpTo(ctx, to)
+		res, err = p.UpTo(ctx, to)
 	default:
-		_, err = p.Up(ctx)
+		res, err = p.Up(ctx)
 	}
 	if err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
+		return 0, fmt.Errorf("sqlite: migrate: %w", err)
 	}
-	return nil
+	return len(res), nil
 }
 
 // Close implements store.Store. It is safe to call more than once.
