@@ -238,4 +238,3 @@ func redactURL(u string) string {
 	}
 	return u
 }
-
