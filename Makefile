@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/agentcraft
 
-.PHONY: run build test test-short bench vet fmt
+.PHONY: run build test test-short bench bench-modules vet fmt
 
 # Start the server with zero configuration (SQLite under ./data, 127.0.0.1:8080).
 run:
@@ -25,6 +25,15 @@ test-short:
 # Benchmarks, on demand (not in CI).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Every benchmark module under bench/ (own go.mod, replace ../..) must build
+# and vet against the current main module, so that its figures stay
+# reproducible: a go.sum that lacks what main gained fails here. CI runs it.
+bench-modules:
+	@set -e; for mod in $$(find bench -name go.mod -not -path '*/testdata/*' | sort); do \
+		dir=$$(dirname $$mod); echo "bench-modules: $$dir"; \
+		(cd $$dir && $(GO) vet ./... && $(GO) test -count=1 -run '^$$' ./...); \
+	done
 
 vet:
 	$(GO) vet ./...
