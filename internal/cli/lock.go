@@ -15,13 +15,14 @@ import (
 // On SQLite one process executes workflow runs: at start it resumes every
 // live run (controlplane.Options.SingleProcess) as if it were the only
 // executor. A second executing process on the same file would run the
-// first one's in-flight steps again, so `serve` and `worker` take an
-// exclusive lock on DB.lock, a file beside the database, before they
-// open it, and hold it until they exit. The kernel releases it when the
+// first one's in-flight steps again, so `serve`, `worker` and `mcp serve
+// --stdio` (which runs workflows for its tools) take an exclusive lock on
+// DB.lock, a file beside the database, before they open it, and hold it
+// until they exit. The kernel releases it when the
 // process dies however it dies, so a stale file blocks nothing.
 //
 // Short commands that only read or add rows (`keys`, `kb`, `migrate`,
-// `mcp clients`, `run`) do not take it: they must keep working beside a
+// `mcp clients`, `run`, `mcp tools|call`) do not take it: they must keep working beside a
 // running server (`keys create` while serve runs is the README's quick
 // start), and SQLite's own locking with busy_timeout serializes their
 // writes. `agentcraft run` executes a workflow in memory, never a stored
@@ -51,7 +52,7 @@ func (l *dbLock) release() {
 }
 
 // lockDatabase takes the exclusive lock of the SQLite database named by
-// url for command (serve, worker), writing this process's pid, command
+// url for command (serve, worker, mcp serve), writing this process's pid, command
 // and start time into the lock file so that a refused second process can
 // name the holder. It returns a nil lock for other databases.
 func lockDatabase(url, command string) (*dbLock, error) {
