@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/agentcraft
 
-.PHONY: run build test test-short bench vet fmt
+.PHONY: run build test test-short bench bench-modules fuzz vet fmt
 
 # Start the server with zero configuration (SQLite under ./data, 127.0.0.1:8080).
 run:
@@ -25,6 +25,21 @@ test-short:
 # Benchmarks, on demand (not in CI).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Every benchmark module under bench/ (own go.mod, replace ../..) must build
+# and vet against the current main module, so that its figures stay
+# reproducible: a go.sum that lacks what main gained fails here. CI runs it.
+bench-modules:
+	@set -e; for mod in $$(find bench -name go.mod -not -path '*/testdata/*' | sort); do \
+		dir=$$(dirname $$mod); echo "bench-modules: $$dir"; \
+		(cd $$dir && $(GO) vet ./... && $(GO) test -count=1 -run '^$$' ./...); \
+	done
+
+# Every fuzz target for a bounded time (FUZZ_BUDGET seconds of wall time in
+# all, 150 by default); CI runs it. A finding fails, and the output says how
+# to keep it as a seed under testdata/fuzz.
+fuzz:
+	bash .ci/fuzz
 
 vet:
 	$(GO) vet ./...

@@ -26,7 +26,6 @@ import (
 // It fails without the lock (2 model requests): unskip it once h/procs's
 // SQLite process lock is merged.
 func TestBinaryTwoServesOneSQLite(t *testing.T) {
-	t.Skip("needs the SQLite process lock (h/procs)")
 	t.Parallel()
 	dir := t.TempDir()
 	llm := llmtest.NewOpenAI(t,

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -45,6 +47,7 @@ type env struct {
 
 // Main runs the command line with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
+	privateFiles()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRoot(&env{stdout: stdout, stderr: stderr})
@@ -67,7 +70,34 @@ func newRoot(e *env) *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&e.configPath, "config", "", "configuration file (default ./agentcraft.yaml when present)")
 	root.AddCommand(serveCmd(e), migrateCmd(e), keysCmd(e), versionCmd(e), runCmd(e), lintCmd(e), workerCmd(e), piiCmd(e), guardCmd(e), kbCmd(e), mcpCmd(e))
+	rejectUnknownSubcommands(root)
 	return root
+}
+
+// rejectUnknownSubcommands makes every group command below root (keys,
+// kb, mcp, ...) fail on an argument that names none of its subcommands.
+// Cobra would print the group's help and exit 0, so a mistyped
+// `agentcraft keys craete` in a script looked like success. The bare
+// group still prints its help.
+func rejectUnknownSubcommands(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		rejectUnknownSubcommands(c)
+		if c.Runnable() || !c.HasSubCommands() {
+			continue
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.SuggestionsMinimumDistance = 2
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+				msg += "; did you mean " + strings.Join(sug, " or ") + "?"
+			}
+			return fmt.Errorf("%s; run '%s --help' for its commands", msg, cmd.CommandPath())
+		}
+	}
 }
 
 func versionCmd(e *env) *cobra.Command {
@@ -96,30 +126,75 @@ func newLogger(w io.Writer, c config.Log) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// openStore opens the database named by url and applies migrations.
+// openStore opens the database named by url and applies migrations. It
+// logs which database it opened, and whether it had to create it, so that
+// a command run from the wrong directory says so.
 func openStore(ctx context.Context, url string, logger *slog.Logger) (store.Store, error) {
+	st, _, err := openStoreCounted(ctx, url, logger)
+	return st, err
+}
+
+// migrationCounter is a store that reports how many migrations it applied
+// (store/sqlite and store/postgres).
+type migrationCounter interface {
+	MigrateCount(ctx context.Context) (int, error)
+}
+
+// openStoreCounted is openStore that also returns the number of
+// migrations applied, 0 when the schema was up to date.
+func openStoreCounted(ctx context.Context, url string, logger *slog.Logger) (store.Store, int, error) {
 	var st store.Store
+	created := false
 	switch {
 	case strings.HasPrefix(url, "sqlite://"):
-		s, err := sqlite.Open(ctx, strings.TrimPrefix(url, "sqlite://"), &sqlite.Options{Logger: logger})
+		path := strings.TrimPrefix(url, "sqlite://")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			created = true
+		}
+		s, err := sqlite.Open(ctx, path, &sqlite.Options{Logger: logger})
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		st = s
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		s, err := postgres.Open(ctx, url, &postgres.Options{Logger: logger})
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		st = s
 	default:
-		return nil, errors.New("database.url must start with sqlite:// or postgres://")
+		return nil, 0, errors.New("database.url must start with sqlite:// or postgres://")
 	}
-	if err := st.Migrate(ctx); err != nil {
+	applied := 0
+	var err error
+	if mc, ok := st.(migrationCounter); ok {
+		applied, err = mc.MigrateCount(ctx)
+	} else {
+		err = st.Migrate(ctx)
+	}
+	if err != nil {
 		st.Close()
-		return nil, err
+		return nil, 0, err
 	}
-	return st, nil
+	if created {
+		logger.Warn("database_created", "database", databaseName(url),
+			"hint", "there was no database at this path; if you meant an existing one, pass --config or set database.url")
+	} else {
+		logger.Info("database_opened", "database", databaseName(url))
+	}
+	return st, applied, nil
+}
+
+// databaseName is how messages name the database of url: the absolute
+// path of a SQLite file, a PostgreSQL URL without its password.
+func databaseName(url string) string {
+	if p, ok := strings.CutPrefix(url, "sqlite://"); ok {
+		if abs, err := filepath.Abs(p); err == nil && p != sqlite.MemoryPath {
+			return abs
+		}
+		return p
+	}
+	return redactURL(url)
 }
 
 func migrateCmd(e *env) *cobra.Command {
@@ -132,12 +207,16 @@ func migrateCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := openStore(cmd.Context(), cfg.Database.URL, newLogger(e.stderr, cfg.Log))
+			st, n, err := openStoreCounted(cmd.Context(), cfg.Database.URL, newLogger(e.stderr, cfg.Log))
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			fmt.Fprintln(e.stdout, "database is up to date:", redactURL(cfg.Database.URL))
+			if n > 0 {
+				fmt.Fprintf(e.stdout, "applied %d %s: %s\n", n, plural(n, "migration", "migrations"), databaseName(cfg.Database.URL))
+			} else {
+				fmt.Fprintln(e.stdout, "database is up to date:", databaseName(cfg.Database.URL))
+			}
 			return nil
 		},
 	}

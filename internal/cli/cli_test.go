@@ -43,7 +43,7 @@ func TestBadConfigFailsWithPath(t *testing.T) {
 
 func TestKeysCreateListRevoke(t *testing.T) {
 	t.Chdir(t.TempDir())
-	code, key, _ := run(t, "keys", "create", "--workspace", "team", "--name", "ci")
+	code, key, _ := run(t, "keys", "create", "--workspace", "team", "--create-workspace", "--name", "ci")
 	key = strings.TrimSpace(key)
 	if code != 0 || !strings.HasPrefix(key, "ac_") || len(key) < 40 {
 		t.Fatalf("keys create: %d %q", code, key)
@@ -110,4 +110,90 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// TestDatabaseBesideConfigFile: a command given --config from another
+// directory opens the default ./data beside the file, creates nothing in
+// the working directory, and says which database it opened.
+func TestDatabaseBesideConfigFile(t *testing.T) {
+	confDir := t.TempDir()
+	p := filepath.Join(confDir, "agentcraft.yaml")
+	if err := os.WriteFile(p, []byte("detect_providers: false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	t.Chdir(elsewhere)
+	db := filepath.Join(confDir, "data", "agentcraft.db")
+	code, _, errOut := run(t, "--config", p, "keys", "create", "--workspace", "default")
+	if code != 0 {
+		t.Fatalf("keys create: %s", errOut)
+	}
+	if !strings.Contains(errOut, "database="+db) {
+		t.Errorf("stderr does not name the database %s:\n%s", db, errOut)
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Errorf("no database beside the config file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "data")); err == nil {
+		t.Error("a second data/ was created in the working directory")
+	}
+	code, _, errOut = run(t, "--config", p, "keys", "list")
+	if code != 0 || !strings.Contains(errOut, "msg=database_opened database="+db) {
+		t.Errorf("keys list: exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// TestKeysCreateNeedsExistingWorkspace: a mistyped workspace is an error
+// that creates nothing; --create-workspace creates one on purpose; the
+// configured default workspace works on a database serve never opened
+// (the README's quick start).
+func TestKeysCreateNeedsExistingWorkspace(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, out, errOut := run(t, "keys", "create", "--workspace", "defualt")
+	if code == 0 || out != "" || !strings.Contains(errOut, `workspace "defualt" does not exist`) || !strings.Contains(errOut, "--create-workspace") {
+		t.Fatalf("keys create on a typo: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if code, _, _ := run(t, "keys", "list", "--workspace", "defualt"); code == 0 {
+		t.Fatal("the mistyped workspace was created")
+	}
+	if code, _, errOut := run(t, "keys", "create", "--workspace", "default"); code != 0 {
+		t.Fatalf("keys create --workspace default on a fresh database: %s", errOut)
+	}
+	if code, _, errOut := run(t, "keys", "create", "--workspace", "team", "--create-workspace"); code != 0 {
+		t.Fatalf("keys create --create-workspace: %s", errOut)
+	}
+	if code, list, _ := run(t, "keys", "list", "--workspace", "team"); code != 0 || !strings.Contains(list, "ac_") {
+		t.Fatalf("keys list of the created workspace: %d\n%s", code, list)
+	}
+}
+
+// TestMigrateSaysWhatItDid: the first migrate reports the migrations it
+// applied, also under log.level warn; the second says up to date.
+func TestMigrateSaysWhatItDid(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("AGENTCRAFT_LOG_LEVEL", "warn")
+	code, out, errOut := run(t, "migrate")
+	if code != 0 || !strings.HasPrefix(out, "applied ") || strings.Contains(out, "up to date") {
+		t.Fatalf("first migrate: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	code, out, _ = run(t, "migrate")
+	if code != 0 || !strings.HasPrefix(out, "database is up to date:") {
+		t.Fatalf("second migrate: exit %d, stdout %q", code, out)
+	}
+}
+
+// TestUnknownSubcommandFails: a mistyped subcommand of a group fails with
+// a suggestion instead of printing the group's help and exiting 0; the
+// bare group still prints its help.
+func TestUnknownSubcommandFails(t *testing.T) {
+	code, out, errOut := run(t, "keys", "craete")
+	if code == 0 || !strings.Contains(errOut, `unknown command "craete" for "agentcraft keys"`) || !strings.Contains(errOut, "create") {
+		t.Errorf("keys craete: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, _, _ := run(t, "mcp", "clients", "frob"); code == 0 {
+		t.Error("mcp clients frob exited 0")
+	}
+	if code, out, _ := run(t, "keys"); code != 0 || !strings.Contains(out, "Available Commands") {
+		t.Errorf("bare keys: exit %d, stdout %q", code, out)
+	}
 }

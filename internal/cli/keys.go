@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentcraftlab/agentcraft/audit"
+	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -26,8 +28,11 @@ func newAPIKey() string {
 	return keyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// withWorkspaceStore opens the configured database and finds workspace;
-// create makes the workspace when it is missing.
+// withWorkspaceStore opens the configured database and finds workspace.
+// create makes a missing workspace; without it, a missing workspace is an
+// error, except for those the configuration declares (server.workspace
+// and workspaces[]), which serve creates at start anyway: a key for the
+// default workspace works on a database serve never opened.
 func (e *env) withWorkspaceStore(ctx context.Context, workspace string, create bool, fn func(st store.Store, ws store.Workspace) error) error {
 	cfg, err := e.load()
 	if err != nil {
@@ -38,16 +43,32 @@ func (e *env) withWorkspaceStore(ctx context.Context, workspace string, create b
 		return err
 	}
 	defer st.Close()
-	var ws store.Workspace
-	if create {
+	ws, err := st.Workspaces().GetByName(ctx, workspace)
+	if errors.Is(err, store.ErrNotFound) && (create || declaredWorkspace(cfg, workspace)) {
 		ws, err = st.Workspaces().GetOrCreate(ctx, workspace)
-	} else {
-		ws, err = st.Workspaces().GetByName(ctx, workspace)
 	}
-	if err != nil {
-		return fmt.Errorf("workspace %q: %w", workspace, err)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("workspace %q does not exist in database %s; check the name (agentcraft keys list --workspace NAME), "+
+			"or create it with --create-workspace", workspace, databaseName(cfg.Database.URL))
+	case err != nil:
+		return fmt.Errorf("workspace %q in database %s: %w", workspace, databaseName(cfg.Database.URL), err)
 	}
 	return fn(st, ws)
+}
+
+// declaredWorkspace reports whether cfg names workspace, as its
+// server.workspace or one of its workspaces.
+func declaredWorkspace(cfg config.Config, workspace string) bool {
+	if workspace == cfg.Server.Workspace {
+		return true
+	}
+	for _, w := range cfg.Workspaces {
+		if w.Name == workspace {
+			return true
+		}
+	}
+	return false
 }
 
 // auditKey writes a key event to the audit log at once (a CLI command has
@@ -63,12 +84,13 @@ func (e *env) auditKey(ctx context.Context, st store.Store, ev store.AuditEvent)
 func keysCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{Use: "keys", Short: "Manage API keys"}
 	var workspace, name string
+	var createWorkspace bool
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create an API key; it is printed once and stored hashed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withWorkspaceStore(cmd.Context(), workspace, true, func(st store.Store, ws store.Workspace) error {
+			return e.withWorkspaceStore(cmd.Context(), workspace, createWorkspace, func(st store.Store, ws store.Workspace) error {
 				key := newAPIKey()
 				h := sha256.Sum256([]byte(key))
 				k, err := st.APIKeys().Create(cmd.Context(), store.APIKey{WorkspaceID: ws.ID, Name: name, Prefix: key[:len(keyPrefix)+6], Hash: h[:]})
@@ -83,7 +105,8 @@ func keysCmd(e *env) *cobra.Command {
 			})
 		},
 	}
-	create.Flags().StringVar(&workspace, "workspace", "default", "workspace the key gives access to (created when missing)")
+	create.Flags().StringVar(&workspace, "workspace", "default", "workspace the key gives access to; it must exist or be declared in the configuration (server.workspace, workspaces)")
+	create.Flags().BoolVar(&createWorkspace, "create-workspace", false, "create the workspace when it does not exist")
 	create.Flags().StringVar(&name, "name", "", "a label to tell keys apart")
 
 	list := &cobra.Command{

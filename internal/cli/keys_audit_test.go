@@ -14,7 +14,7 @@ import (
 // apikey.revoke rows by the CLI; the key itself is in none of them.
 func TestKeysAreAudited(t *testing.T) {
 	t.Chdir(t.TempDir())
-	code, key, errOut := run(t, "keys", "create", "--workspace", "team", "--name", "ci")
+	code, key, errOut := run(t, "keys", "create", "--workspace", "team", "--create-workspace", "--name", "ci")
 	if code != 0 {
 		t.Fatalf("keys create: %d %s", code, errOut)
 	}

@@ -67,6 +67,13 @@ Logs go to standard error; standard output carries only the protocol.`,
 			}
 			cfg.Server.Workspace = workspace
 			logger := newLogger(e.stderr, cfg.Log)
+			// It executes and resumes runs as serve does, so on SQLite it
+			// must be the only such process (see lock.go).
+			lock, err := lockDatabase(cfg.Database.URL, "mcp serve")
+			if err != nil {
+				return err
+			}
+			defer lock.release()
 			ctx := cmd.Context()
 			stk, err := openPlatform(ctx, cfg, logger, logger)
 			if err != nil {

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -41,5 +44,21 @@ func TestMCPClientsCreateListRevoke(t *testing.T) {
 		if code == 0 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q, want %q", tc.args, code, errOut, tc.want)
 		}
+	}
+}
+
+// TestMCPStdioRefusesLockedSQLite: mcp serve --stdio executes and resumes
+// runs, so it refuses a SQLite database that serve holds, as a second
+// serve does.
+func TestMCPStdioRefusesLockedSQLite(t *testing.T) {
+	t.Chdir(t.TempDir())
+	held, err := lockDatabase("sqlite://./data/agentcraft.db", "serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.release()
+	_, errOut, err := runInErr(t, "", "mcp", "serve", "--stdio")
+	if !errors.Is(err, ErrDatabaseLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d (agentcraft serve", os.Getpid())) {
+		t.Fatalf("mcp serve --stdio on a held database: %v\n%s", err, errOut)
 	}
 }

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,6 +16,9 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/pii"
 )
+
+// errGuardBlocked is guard check's error when the decision is block.
+var errGuardBlocked = errors.New("guard check: the text is blocked (decision above)")
 
 // maxStdin bounds what pii scan and guard check read.
 const maxStdin = 32 << 20
@@ -50,6 +55,10 @@ func piiCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if len(locales) > 0 && !slices.ContainsFunc(locales, func(l string) bool { return strings.EqualFold(l, "Global") }) {
+				fmt.Fprintf(e.stderr, "note: --locales %s leaves out the Global rules (email, credit card, IP address, ...); "+
+					"add Global to scan for them too: --locales Global,%s\n", strings.Join(locales, ","), strings.Join(locales, ","))
+			}
 			text, err := readStdin(cmd)
 			if err != nil {
 				return err
@@ -85,7 +94,7 @@ func piiCmd(e *env) *cobra.Command {
 			return fmt.Errorf("--mode %q: use scan (default), mask (typed tokens) or redact (***)", mode)
 		},
 	}
-	scan.Flags().StringSliceVar(&locales, "locales", nil, "locales to scan: Global,TW,JP,KR,US,UK (default all)")
+	scan.Flags().StringSliceVar(&locales, "locales", nil, "locales to scan: Global,TW,JP,KR,US,UK (default all); a list without Global leaves out its rules (email, card, ...), with a note on stderr")
 	scan.Flags().StringVar(&mode, "mode", "scan", "scan (JSON list of entities), mask ([EMAIL_1] tokens) or redact (***)")
 	scan.Flags().Float64Var(&threshold, "threshold", 0, "minimum confidence in (0,1] (default 0.5)")
 	cmd.AddCommand(scan)
@@ -98,7 +107,7 @@ func guardCmd(e *env) *cobra.Command {
 	var file string
 	check := &cobra.Command{
 		Use:   "check",
-		Short: "Read a user message on stdin; print the guard decision as JSON",
+		Short: "Read a user message on stdin; print the guard decision as JSON; exit 1 when it blocks",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var gs middleware.GuardSettings
@@ -141,7 +150,14 @@ func guardCmd(e *env) *cobra.Command {
 			for _, m := range d.Matches {
 				out.Matches = append(out.Matches, match{m.Rule, fmt.Sprint(m.Kind), m.Match, m.Action.String()})
 			}
-			return writeJSON(e.stdout, out)
+			if err := writeJSON(e.stdout, out); err != nil {
+				return err
+			}
+			if d.Action == guard.Block {
+				// Exit 1, so that a script or a CI step can act on a block.
+				return errGuardBlocked
+			}
+			return nil
 		},
 	}
 	check.Flags().BoolVar(&injection, "injection", false, "turn on prompt-injection detection")

@@ -12,6 +12,13 @@ import (
 // runIn runs the command line with stdin.
 func runIn(t *testing.T, stdin string, args ...string) (string, error) {
 	t.Helper()
+	out, _, err := runInErr(t, stdin, args...)
+	return out, err
+}
+
+// runInErr runs the command line with stdin and returns stdout and stderr.
+func runInErr(t *testing.T, stdin string, args ...string) (string, string, error) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	root := newRoot(&env{stdout: &out, stderr: &errb})
 	root.SetArgs(args)
@@ -19,7 +26,7 @@ func runIn(t *testing.T, stdin string, args ...string) (string, error) {
 	root.SetOut(&out)
 	root.SetErr(&errb)
 	err := root.ExecuteContext(t.Context())
-	return out.String(), err
+	return out.String(), errb.String(), err
 }
 
 func TestPIIScanCommand(t *testing.T) {
@@ -47,9 +54,15 @@ func TestPIIScanCommand(t *testing.T) {
 	if err != nil || strings.Contains(masked, "taro@example.co.jp") || !strings.Contains(masked, "[EMAIL_1]") {
 		t.Errorf("mask: %q %v", masked, err)
 	}
-	only, err := runIn(t, text, "pii", "scan", "--locales", "JP")
+	only, note, err := runInErr(t, text, "pii", "scan", "--locales", "JP")
 	if err != nil || strings.Contains(only, "Global.Email") || !strings.Contains(only, "JP.MyNumber") {
 		t.Errorf("--locales JP: %s %v", only, err)
+	}
+	if !strings.Contains(note, "leaves out the Global rules") || !strings.Contains(note, "--locales Global,JP") {
+		t.Errorf("--locales JP drops the Global rules without a note on stderr: %q", note)
+	}
+	if _, note, _ := runInErr(t, text, "pii", "scan", "--locales", "Global,JP"); note != "" {
+		t.Errorf("--locales Global,JP: unexpected note %q", note)
 	}
 	if _, err := runIn(t, text, "pii", "scan", "--locales", "XX"); err == nil {
 		t.Error("unknown locale accepted")
@@ -62,15 +75,16 @@ func TestGuardCheckCommand(t *testing.T) {
 	decide := func(stdin string, args ...string) (string, []string) {
 		t.Helper()
 		out, err := runIn(t, stdin, append([]string{"guard", "check"}, args...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var d struct {
 			Action  string
 			Matches []struct{ Rule string }
 		}
 		if err := json.Unmarshal([]byte(out), &d); err != nil {
 			t.Fatalf("%v\n%s", err, out)
+		}
+		// The exit code says whether the text is blocked.
+		if (err != nil) != (d.Action == "block") {
+			t.Errorf("decision %s, command error %v", d.Action, err)
 		}
 		var names []string
 		for _, m := range d.Matches {

@@ -140,7 +140,22 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 
 // serve runs the server until ctx ends. When ready is not nil it receives
 // the bound address once the server accepts connections.
+//
+// The database lock and the listening port are taken before anything
+// opens the database: a second serve on the same SQLite file or port
+// fails there, before it could resume (and so repeat) the steps the first
+// one is running.
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready chan<- string) error {
+	lock, err := lockDatabase(cfg.Database.URL, "serve")
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	ln, err := net.Listen("tcp", cfg.Server.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
+	}
+	defer ln.Close() // when serve fails before Serve owns it
 	stk, err := openPlatform(ctx, cfg, logger, logger)
 	if err != nil {
 		return err
@@ -171,10 +186,6 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	}
 	defer srv.Stop()
 
-	ln, err := net.Listen("tcp", cfg.Server.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
-	}
 	hs := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -183,7 +194,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	logger.Info("listening", "addr", ln.Addr().String(), "database", redactURL(cfg.Database.URL), "auth", cfg.Server.Auth, "version", version())
+	logger.Info("listening", "addr", ln.Addr().String(), "database", databaseName(cfg.Database.URL), "auth", cfg.Server.Auth, "version", version())
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

@@ -26,6 +26,11 @@ func workerCmd(e *env) *cobra.Command {
 				logger.Warn("worker_on_sqlite", "reason", "serve already executes runs on SQLite, which allows one executing process",
 					"fix", "point database.url at PostgreSQL to run separate workers")
 			}
+			lock, err := lockDatabase(cfg.Database.URL, "worker")
+			if err != nil {
+				return err
+			}
+			defer lock.release()
 			ctx := cmd.Context()
 			stk, err := openPlatform(ctx, cfg, logger, logger)
 			if err != nil {
@@ -40,7 +45,7 @@ func workerCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			logger.Info("worker_started", "database", redactURL(cfg.Database.URL))
+			logger.Info("worker_started", "database", databaseName(cfg.Database.URL))
 			<-ctx.Done()
 			logger.Info("worker_stopping")
 			sctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -267,6 +268,9 @@ func Load(path string, environ []string) (Config, error) {
 		if err := Parse(data, env, &cfg); err != nil {
 			return Config{}, fmt.Errorf("config %s: %w", path, err)
 		}
+		// Before the environment: AGENTCRAFT_* paths stay relative to the
+		// working directory, as a shell user expects.
+		cfg.resolvePaths(filepath.Dir(path))
 	case errors.Is(err, os.ErrNotExist) && !explicit:
 		// Zero configuration.
 	default:
@@ -280,6 +284,28 @@ func Load(path string, environ []string) (Config, error) {
 		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// resolvePaths makes the relative file paths of the configuration (those
+// the file sets, and the defaults it leaves, such as ./data) relative to
+// dir, the file's directory. Without it, a command run from another
+// directory with --config would open, and create, a second empty
+// database under that directory's ./data.
+func (c *Config) resolvePaths(dir string) {
+	if dir == "." || dir == "" {
+		return
+	}
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	if p, ok := strings.CutPrefix(c.Database.URL, "sqlite://"); ok && p != "" && p != ":memory:" && !strings.HasPrefix(p, "file:") {
+		c.Database.URL = "sqlite://" + filepath.ToSlash(rel(p))
+	}
+	c.Secrets.MasterKeyFile = rel(c.Secrets.MasterKeyFile)
+	c.Tools.FilesDir = rel(c.Tools.FilesDir)
 }
 
 func envMap(environ []string) map[string]string {

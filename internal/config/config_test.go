@@ -223,3 +223,37 @@ func TestWorkspaces(t *testing.T) {
 		t.Fatalf("workspaces = %+v", cfg.Workspaces)
 	}
 }
+
+// TestPathsRelativeToConfigFile: with --config, the default ./data and
+// relative paths in the file are found beside the file, not in the
+// working directory; environment overrides stay relative to it.
+func TestPathsRelativeToConfigFile(t *testing.T) {
+	confDir := t.TempDir()
+	p := filepath.Join(confDir, "agentcraft.yaml")
+	if err := os.WriteFile(p, []byte("tools:\n  files_dir: docs\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // somewhere else
+	cfg, err := Load(p, []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "sqlite://" + filepath.ToSlash(filepath.Join(confDir, "data", "agentcraft.db"))
+	if cfg.Database.URL != want {
+		t.Errorf("database.url = %q, want %q", cfg.Database.URL, want)
+	}
+	if want := filepath.Join(confDir, "data", "master.key"); cfg.Secrets.MasterKeyFile != want {
+		t.Errorf("secrets.master_key_file = %q, want %q", cfg.Secrets.MasterKeyFile, want)
+	}
+	if want := filepath.Join(confDir, "docs"); cfg.Tools.FilesDir != want {
+		t.Errorf("tools.files_dir = %q, want %q", cfg.Tools.FilesDir, want)
+	}
+
+	cfg, err = Load(p, []string{"AGENTCRAFT_DATABASE_URL=sqlite://./other.db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Database.URL != "sqlite://./other.db" {
+		t.Errorf("an environment override was moved: %q", cfg.Database.URL)
+	}
+}

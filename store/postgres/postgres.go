@@ -141,27 +141,38 @@ func (s *Store) Ping(ctx context.Context) error {
 // other instead of racing.
 func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, 0, false) }
 
+// MigrateCount is Migrate that also returns how many migrations it
+// applied: 0 when the schema was already up to date. agentcraft migrate
+// reports it.
+func (s *Store) MigrateCount(ctx context.Context) (int, error) { return s.migrateN(ctx, 0, false) }
+
 // migrate applies the migrations up to version to, or all when to is 0;
 // with down, it reverts those after version to instead (tests of a
 // migration start from the version before it, and go back to it).
 func (s *Store) migrate(ctx context.Context, to int64, down bool) error {
+	_, err := s.migrateN(ctx, to, down)
+	return err
+}
+
+// migrateN is migrate returning the number of migrations applied or reverted.
+func (s *Store) migrateN(ctx context.Context, to int64, down bool) (int, error) {
 	if err := s.ensureSchema(ctx); err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return 0, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	var schema string
 	if err := s.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
-		return fmt.Errorf("postgres: migrate: no schema to create tables in (check search_path): %w", err)
+		return 0, fmt.Errorf("postgres: migrate: no schema to create tables in (check search_path): %w", err)
 	}
 	locker, err := lock.NewPostgresSessionLocker(
 		lock.WithLockID(migrationLockID(schema)),
 		lock.WithLockTimeout(1, 300), // poll each second, give up after 5 minutes
 	)
 	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return 0, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return 0, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	// goose speaks database/sql; this handle borrows connections from the
 	// pool (so they get the search_path) and closing it leaves the pool open.
@@ -173,20 +184,21 @@ func (s *Store) migrate(ctx context.Context, to int64, down bool) error {
 		goose.WithSlog(s.logger),
 	)
 	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return 0, fmt.Errorf("postgres: migrate: %w", err)
 	}
+	var res []*goose.MigrationResult
 	switch {
 	case down:
-		_, err = p.DownTo(ctx, to)
+		res, err = p.DownTo(ctx, to)
 	case to > 0:
-		_, err = p.UpTo(ctx, to)
+		res, err = p.UpTo(ctx, to)
 	default:
-		_, err = p.Up(ctx)
+		res, err = p.Up(ctx)
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: migrate schema %s: %w", schema, err)
+		return 0, fmt.Errorf("postgres: migrate schema %s: %w", schema, err)
 	}
-	return nil
+	return len(res), nil
 }
 
 // ensureSchema creates Options.Schema when it does not exist. It looks

@@ -124,6 +124,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("sqlite: open: create directory: %w", err)
 		}
 	}
+	if err := createPrivate(path); err != nil {
+		s.removeTemp()
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		s.removeTemp()
@@ -161,6 +165,26 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
 	return s, nil
+}
+
+// createPrivate creates the database file at path with mode 0600 unless
+// it exists. SQLite would create it 0644 less the umask, and gives its
+// -wal and -shm files the mode of the database file, so this keeps all
+// three private whatever the umask.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	defer f.Close()
+	// The umask may have taken bits from 0600 (as 0277 would): set it exactly.
+	if err := f.Chmod(0o600); err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	return nil
 }
 
 // keyByHashStmt returns the prepared statement of APIKeys.GetByHash.
@@ -278,33 +302,45 @@ func (s *Store) Ping(ctx context.Context) error {
 // each in its own transaction.
 func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, 0, false) }
 
+// MigrateCount is Migrate that also returns how many migrations it
+// applied: 0 when the schema was already up to date. agentcraft migrate
+// reports it.
+func (s *Store) MigrateCount(ctx context.Context) (int, error) { return s.migrateN(ctx, 0, false) }
+
 // migrate applies the migrations up to version to, or all when to is 0;
 // with down, it reverts those after version to instead (tests of a
 // migration start from the version before it, and go back to it).
 func (s *Store) migrate(ctx context.Context, to int64, down bool) error {
+	_, err := s.migrateN(ctx, to, down)
+	return err
+}
+
+// migrateN is migrate returning the number of migrations applied or reverted.
+func (s *Store) migrateN(ctx context.Context, to int64, down bool) (int, error) {
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
+		return 0, fmt.Errorf("sqlite: migrate: %w", err)
 	}
 	p, err := goose.NewProvider(goose.DialectSQLite3, s.writer, fsys,
 		goose.WithDisableGlobalRegistry(true),
 		goose.WithSlog(s.logger),
 	)
 	if err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
+		return 0, fmt.Errorf("sqlite: migrate: %w", err)
 	}
+	var res []*goose.MigrationResult
 	switch {
 	case down:
-		_, err = p.DownTo(ctx, to)
+		res, err = p.DownTo(ctx, to)
 	case to > 0:
-		_, err = p.UpTo(ctx, to)
+		res, err = p.UpTo(ctx, to)
 	default:
-		_, err = p.Up(ctx)
+		res, err = p.Up(ctx)
 	}
 	if err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
+		return 0, fmt.Errorf("sqlite: migrate: %w", err)
 	}
-	return nil
+	return len(res), nil
 }
 
 // Close implements store.Store. It is safe to call more than once.

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentcraftlab/agentcraft/internal/config"
+)
+
+// TestShutdownWithOpenMCPSession: serve stops promptly, not after its
+// whole shutdown timeout, while MCP HTTP sessions are open both ways: an
+// SDK client on /mcp with a GET for the standalone stream left open, and
+// agentcraft's own client session (with its hanging GET) on an outside
+// streamable MCP server of mcp.servers.
+func TestShutdownWithOpenMCPSession(t *testing.T) {
+	t.Chdir(t.TempDir())
+	cfg, err := config.Load("", []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Server.Addr = "127.0.0.1:0"
+	cfg.Server.ShutdownTimeout = 10 * time.Second
+	cfg.MCP.Auth = "none"
+	ext := mcp.NewServer(&mcp.Implementation{Name: "ext", Version: "1"}, nil)
+	mcp.AddTool(ext, &mcp.Tool{Name: "echo"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{ S string }) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.S}}}, nil, nil
+	})
+	es := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ext }, nil))
+	defer es.Close()
+	cfg.MCP.Servers = []config.MCPServer{{Name: "ext", URL: es.URL}}
+	f := false
+	cfg.DetectProviders = &f
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	logs := &syncWriter{w: new(bytes.Buffer)}
+	go func() { done <- serve(ctx, cfg, newLogger(logs, cfg.Log), ready) }()
+	addr := <-ready
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", "http://"+addr+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	if sid := s.ID(); sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Left open through the shutdown: were /mcp to answer a GET with a
+	// standalone SSE stream (a stateful handler), this would hold it.
+	defer resp.Body.Close()
+	began := time.Now()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(began)
+	t.Logf("shutdown took %v", took)
+	if took > 3*time.Second {
+		t.Errorf("shutdown took %v with an MCP session open (timeout %v)\n%s", took, cfg.Server.ShutdownTimeout, logs.w.String())
+	}
+}
