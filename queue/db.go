@@ -22,7 +22,7 @@ const (
 )
 
 // parseURL splits a DatabaseURL into its backend and, for SQLite, the file
-// path. It accepts what the app's config accepts (internal/config):
+// path. It accepts what the app's config accepts (cmd/agentcraft/internal/config):
 // sqlite://PATH, postgres://… and postgresql://….
 func parseURL(url string) (backend, string, error) {
 	switch {

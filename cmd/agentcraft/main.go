@@ -8,7 +8,7 @@ import (
 	// database keeps it working on hosts without /usr/share/zoneinfo.
 	_ "time/tzdata"
 
-	"github.com/agentcraftlab/agentcraft/internal/cli"
+	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/cli"
 )
 
 func main() {

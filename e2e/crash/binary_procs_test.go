@@ -58,7 +58,7 @@ func TestBinaryTwoServesOneSQLite(t *testing.T) {
 // Takeover bounds of TestBinaryPostgresTakeover, from the settings serve
 // and worker run with: a run's lease lasts controlplane's default 30 s
 // without a heartbeat (renewed every 10 s), and every process sweeps for
-// expired leases every 15 s (internal/cli startWorkflows). A killed
+// expired leases every 15 s (cmd/agentcraft/internal/cli startWorkflows). A killed
 // executor's run is taken over at most lease + sweep after the kill.
 const (
 	takeoverLease = 30 * time.Second

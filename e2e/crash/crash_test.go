@@ -136,7 +136,7 @@ func definition() json.RawMessage {
 }
 
 // child is the process the parent kills: it wires store, engine, control
-// plane and job queue as `agentcraft serve` does (internal/cli), resumes
+// plane and job queue as `agentcraft serve` does (cmd/agentcraft/internal/cli), resumes
 // what it owned, starts the trial's run unless it exists, prints
 // "ready <run id> <resumed>", then "progress <duration>" when the run saves
 // its next checkpoint and "done <status>" when the run is final.
@@ -242,7 +242,7 @@ type runtime struct {
 
 // serve opens the store (without migrating: the parent did) and wires
 // engine, control plane and job queue as `agentcraft serve` does
-// (internal/cli/workflows.go), with the stable Owner, and starts the
+// (cmd/agentcraft/internal/cli/workflows.go), with the stable Owner, and starts the
 // queue. It does not resume runs: call svc.ResumeOwned.
 func serve(ctx context.Context, dbURL, schema string, logger *slog.Logger) (*runtime, error) {
 	tr := tracer(time.Now())

@@ -32,6 +32,11 @@ type Settings struct {
 	FromEnv []string
 }
 
+// DefaultGCPercent is serve's and worker's GC target (server.gc_percent)
+// when the configuration sets none: a proxy's live heap is small and its
+// garbage is short-lived, so fewer collections make steadier latency.
+const DefaultGCPercent = 400
+
 // Apply sets the collector's target percentage and soft memory limit.
 // gcPercent is GOGC's value; memoryLimitMiB is the limit in MiB, 0 for
 // half of Available(), -1 for none. A variable set in getenv (GOGC,

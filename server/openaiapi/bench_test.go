@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentcraftlab/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/internal/gctune"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
@@ -133,8 +132,7 @@ func BenchmarkGatewayOverhead(b *testing.B) {
 		debug.SetGCPercent(pct)
 		debug.SetMemoryLimit(limit)
 	})
-	def := config.Default().Server
-	set := gctune.Apply(def.GCPercent, def.MemoryLimitMiB, os.Getenv)
+	set := gctune.Apply(gctune.DefaultGCPercent, 0, os.Getenv)
 	b.Logf("collector: GOGC=%d, memory limit %d MiB, from the environment: %v", set.GCPercent, set.MemoryLimit>>20, set.FromEnv)
 	answer := llmtest.Turn{Text: "Hello! I am doing well, thank you for asking. How can I help you today?", Usage: llm.Usage{InputTokens: 12, OutputTokens: 18}}
 

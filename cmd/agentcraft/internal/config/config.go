@@ -26,6 +26,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentcraftlab/agentcraft/internal/gctune"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
 )
@@ -244,7 +245,7 @@ func Default() Config {
 			Workspace:       "default",
 			MaxBodyBytes:    8 << 20,
 			ShutdownTimeout: 15 * time.Second,
-			GCPercent:       400,
+			GCPercent:       gctune.DefaultGCPercent,
 		},
 		Database: Database{URL: "sqlite://./data/agentcraft.db"},
 		Log:      Log{Level: "info", Format: "text"},

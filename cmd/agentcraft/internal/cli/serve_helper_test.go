@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentcraftlab/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
 )
 
 // startServe runs serve with the zero configuration of the current

@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentcraftlab/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
 )
 
 // TestShutdownWithOpenMCPSession: serve stops promptly, not after its
