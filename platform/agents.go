@@ -455,22 +455,18 @@ func (p *Platform) DeleteAgent(ctx context.Context, workspaceID, id string) erro
 }
 
 // InlineAgent builds an agent that is not stored, such as a workflow
-// node's inline configuration. row.Model is "provider/model"; a bare model
-// name uses the workspace's first provider. Tools must exist.
+// node's inline configuration. row.Model must be "provider/model": a bare
+// model name is refused with the workspace's providers, because picking
+// one of several silently sends the prompt where nobody chose. Tools must
+// exist.
 func (p *Platform) InlineAgent(ctx context.Context, workspaceID string, row store.Agent) (*Agent, error) {
 	row.WorkspaceID = workspaceID
 	if row.Name == "" {
 		row.Name = "inline"
 	}
 	if !strings.Contains(row.Model, "/") {
-		infos, err := p.Providers(ctx, workspaceID)
-		if err != nil {
-			return nil, err
-		}
-		if len(infos) == 0 {
-			return nil, fmt.Errorf("%w: model %q names no provider and none is configured", ErrInvalidAgent, row.Model)
-		}
-		row.Model = infos[0].Name + "/" + row.Model
+		return nil, fmt.Errorf("%w: model %q names no provider: write PROVIDER/MODEL (or set provider), with one of the workspace's providers: %s",
+			ErrInvalidAgent, row.Model, strings.Join(p.providerNames(ctx, workspaceID), ", "))
 	}
 	if err := p.checkAgent(ctx, row); err != nil {
 		return nil, err

@@ -853,3 +853,20 @@ func TestStoredKeyBehindConfiguredKey(t *testing.T) {
 		t.Errorf("Authorization = %q, want the configured key", got)
 	}
 }
+
+// TestInlineAgentRefusesBareModel: a model without its provider is not
+// sent to whichever provider comes first; the error lists the choices.
+func TestInlineAgentRefusesBareModel(t *testing.T) {
+	t.Parallel()
+	a := llmtest.NewOpenAI(t)
+	b := llmtest.NewOpenAI(t)
+	p := newPlatform(t, newStore(t), platform.Options{Providers: []platform.ProviderConfig{fakeProvider("alpha", a, "k"), fakeProvider("beta", b, "k")}})
+	ws := p.DefaultWorkspace().ID
+	_, err := p.InlineAgent(context.Background(), ws, store.Agent{Model: "gpt-4o"})
+	if !errors.Is(err, platform.ErrInvalidAgent) || !strings.Contains(err.Error(), "alpha, beta") || !strings.Contains(err.Error(), "PROVIDER/MODEL") {
+		t.Errorf("bare model = %v, want ErrInvalidAgent naming alpha, beta and PROVIDER/MODEL", err)
+	}
+	if _, err := p.InlineAgent(context.Background(), ws, store.Agent{Model: "beta/gpt-4o"}); err != nil {
+		t.Errorf("beta/gpt-4o: %v", err)
+	}
+}

@@ -43,8 +43,8 @@ type EngineDefaults struct {
 type AgentResolver interface {
 	// Named returns the workspace's agent called name.
 	Named(ctx context.Context, at AgentCall, name string) (*agent.Agent, error)
-	// Inline builds an agent from a model reference ("provider/model", or
-	// a bare model of the workspace's default provider), instructions and
+	// Inline builds an agent from a model reference ("provider/model"; a
+	// bare model naming no provider is refused), instructions and
 	// tool names.
 	Inline(ctx context.Context, at AgentCall, spec InlineAgent) (*agent.Agent, error)
 }
