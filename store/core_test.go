@@ -85,3 +85,80 @@ func TestCoreRunStateMachine(t *testing.T) {
 		t.Errorf("driver calls = %v, want %v", d.calls, want)
 	}
 }
+
+// TestCoreRefusesBadRowsBeforeSQL holds validation to Core for every
+// aggregate: a bad row is ErrInvalid, named by the driver, and reaches no
+// verb (the recorder's nil Driver would panic).
+func TestCoreRefusesBadRowsBeforeSQL(t *testing.T) {
+	ctx := context.Background()
+	c := store.NewCore(&recorder{})
+	writes := map[string]func() error{
+		"create workspace": func() error { _, err := c.Workspaces().Create(ctx, store.Workspace{}); return err },
+		"get or create workspace": func() error {
+			_, err := c.Workspaces().GetOrCreate(ctx, "")
+			return err
+		},
+		"create api key": func() error {
+			_, err := c.APIKeys().Create(ctx, store.APIKey{WorkspaceID: "ws", Hash: []byte("ac_key_in_clear")})
+			return err
+		},
+		"put credential": func() error {
+			_, err := c.Credentials().Put(ctx, store.Credential{WorkspaceID: "ws", Provider: "openai"})
+			return err
+		},
+	}
+	for op, write := range writes {
+		err := write()
+		if !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("%s: error = %v, want ErrInvalid", op, err)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "fake: "+op+": ") {
+			t.Errorf("%s: error %q does not name the driver and the operation", op, err)
+		}
+	}
+}
+
+// workspaceRecorder serves the workspace verbs: it holds no row until the
+// first insert.
+type workspaceRecorder struct {
+	recorder
+	stored *store.Workspace
+}
+
+func (r *workspaceRecorder) WorkspaceGetByName(_ context.Context, name string) (store.Workspace, error) {
+	r.calls = append(r.calls, "WorkspaceGetByName")
+	if r.stored == nil || r.stored.Name != name {
+		return store.Workspace{}, store.ErrNotFound
+	}
+	return *r.stored, nil
+}
+
+func (r *workspaceRecorder) WorkspaceInsert(_ context.Context, p *store.WorkspaceInsertParams) error {
+	r.calls = append(r.calls, "WorkspaceInsert")
+	if !p.IfAbsent {
+		return errors.New("GetOrCreate must let a concurrent creator win")
+	}
+	if p.Workspace.ID == "" || p.Workspace.CreatedAt.IsZero() {
+		return errors.New("Core left the id or the time to the driver")
+	}
+	w := p.Workspace
+	r.stored = &w
+	return nil
+}
+
+// TestCoreGetOrCreateWorkspace holds GetOrCreate's race handling to Core:
+// look, insert if absent, and read back whichever row won.
+func TestCoreGetOrCreateWorkspace(t *testing.T) {
+	d := &workspaceRecorder{}
+	w, err := store.NewCore(d).Workspaces().GetOrCreate(context.Background(), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.stored == nil || w != *d.stored {
+		t.Errorf("GetOrCreate = %+v, want the stored row %+v", w, d.stored)
+	}
+	if want := "WorkspaceGetByName,WorkspaceInsert,WorkspaceGetByName"; strings.Join(d.calls, ",") != want {
+		t.Errorf("driver calls = %v, want %v", d.calls, want)
+	}
+}

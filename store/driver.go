@@ -16,6 +16,9 @@ import (
 type Driver interface {
 	// Name prefixes every error Core returns: "sqlite", "postgres".
 	Name() string
+	WorkspaceDriver
+	APIKeyDriver
+	CredentialDriver
 	RunDriver
 	KnowledgeDriver
 	AgentDriver
@@ -278,4 +281,68 @@ type AuditListParams struct {
 	AfterTime time.Time
 	AfterID   string
 	Limit     int
+}
+
+// WorkspaceDriver holds the verbs of Workspaces.
+type WorkspaceDriver interface {
+	// WorkspaceInsert inserts p.Workspace, complete; a taken name is
+	// ErrConflict, or stores nothing and succeeds with p.IfAbsent.
+	WorkspaceInsert(ctx context.Context, p *WorkspaceInsertParams) error
+	WorkspaceGet(ctx context.Context, id string) (Workspace, error)
+	WorkspaceGetByName(ctx context.Context, name string) (Workspace, error)
+	// WorkspaceList orders by name (bytewise).
+	WorkspaceList(ctx context.Context) ([]Workspace, error)
+}
+
+// WorkspaceInsertParams is the row WorkspaceInsert writes. IfAbsent lets a
+// concurrent creator's row of the same name win (ON CONFLICT DO NOTHING).
+type WorkspaceInsertParams struct {
+	Workspace Workspace
+	IfAbsent  bool
+}
+
+// APIKeyDriver holds the verbs of APIKeys.
+type APIKeyDriver interface {
+	// APIKeyInsert inserts p.Key, complete (LastUsedAt and RevokedAt nil).
+	APIKeyInsert(ctx context.Context, p *APIKeyInsertParams) error
+	// APIKeyGetByHash returns the key with the hash that is not revoked.
+	APIKeyGetByHash(ctx context.Context, hash []byte) (APIKey, error)
+	APIKeyGet(ctx context.Context, workspaceID, id string) (APIKey, error)
+	// APIKeyList orders by created_at, then id (bytewise).
+	APIKeyList(ctx context.Context, workspaceID string) ([]APIKey, error)
+	// APIKeyRevoke sets revoked_at to p.At unless it is set already; no
+	// row is ErrNotFound.
+	APIKeyRevoke(ctx context.Context, p *APIKeyStampParams) error
+	// APIKeyTouch sets last_used_at to p.At unless it is later already;
+	// no row is ErrNotFound (an existing key touched earlier is not).
+	APIKeyTouch(ctx context.Context, p *APIKeyStampParams) error
+}
+
+// APIKeyInsertParams is the row APIKeyInsert writes.
+type APIKeyInsertParams struct {
+	Key APIKey
+}
+
+// APIKeyStampParams name a key and the time to stamp on it.
+type APIKeyStampParams struct {
+	WorkspaceID, ID string
+	At              time.Time
+}
+
+// CredentialDriver holds the verbs of Credentials.
+type CredentialDriver interface {
+	// CredentialUpsert inserts p.Credential, complete, or on (workspace,
+	// provider) rewrites its ciphertext, key id and updated_at; it returns
+	// the row as stored (the existing id and created_at).
+	CredentialUpsert(ctx context.Context, p *CredentialUpsertParams) (Credential, error)
+	CredentialGet(ctx context.Context, workspaceID, provider string) (Credential, error)
+	// CredentialList orders by provider (bytewise) and leaves Ciphertext
+	// nil.
+	CredentialList(ctx context.Context, workspaceID string) ([]Credential, error)
+	CredentialDelete(ctx context.Context, workspaceID, provider string) error
+}
+
+// CredentialUpsertParams is the row CredentialUpsert writes.
+type CredentialUpsertParams struct {
+	Credential Credential
 }

@@ -112,15 +112,6 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// Workspaces implements store.Store.
-func (s *Store) Workspaces() store.Workspaces { return workspaces{s} }
-
-// APIKeys implements store.Store.
-func (s *Store) APIKeys() store.APIKeys { return apiKeys{s} }
-
-// Credentials implements store.Store.
-func (s *Store) Credentials() store.Credentials { return credentials{s} }
-
 // Usage implements store.Store.
 func (s *Store) Usage() store.Usage { return usage{s} }
 

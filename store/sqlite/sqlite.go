@@ -248,15 +248,6 @@ func escapePath(p string) string {
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
-// Workspaces implements store.Store.
-func (s *Store) Workspaces() store.Workspaces { return workspaces{s} }
-
-// APIKeys implements store.Store.
-func (s *Store) APIKeys() store.APIKeys { return apiKeys{s} }
-
-// Credentials implements store.Store.
-func (s *Store) Credentials() store.Credentials { return credentials{s} }
-
 // Usage implements store.Store.
 func (s *Store) Usage() store.Usage { return usage{s} }
 
