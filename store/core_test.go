@@ -106,6 +106,16 @@ func TestCoreRefusesBadRowsBeforeSQL(t *testing.T) {
 			_, err := c.Credentials().Put(ctx, store.Credential{WorkspaceID: "ws", Provider: "openai"})
 			return err
 		},
+		"put upload": func() error {
+			_, err := c.Uploads().Put(ctx, store.Upload{WorkspaceID: "ws", Name: "a.txt", Size: 3,
+				ExpiresAt: time.Now().Add(time.Hour)})
+			return err
+		},
+		"create oauth client": func() error {
+			_, err := c.OAuthClients().Create(ctx, store.OAuthClient{WorkspaceID: "ws", Name: "bot",
+				SecretHash: make([]byte, 32), Scopes: []string{"docsearch read"}})
+			return err
+		},
 	}
 	for op, write := range writes {
 		err := write()
@@ -160,5 +170,55 @@ func TestCoreGetOrCreateWorkspace(t *testing.T) {
 	}
 	if want := "WorkspaceGetByName,WorkspaceInsert,WorkspaceGetByName"; strings.Join(d.calls, ",") != want {
 		t.Errorf("driver calls = %v, want %v", d.calls, want)
+	}
+}
+
+// uploadRecorder serves the upload verbs as a database would: an empty
+// BLOB may come back nil.
+type uploadRecorder struct {
+	recorder
+	insert *store.UploadInsertParams
+	get    []store.UploadGetParams
+}
+
+func (r *uploadRecorder) UploadInsert(_ context.Context, p *store.UploadInsertParams) error {
+	r.insert = p
+	return nil
+}
+
+func (r *uploadRecorder) UploadGet(_ context.Context, p *store.UploadGetParams) (store.Upload, error) {
+	r.get = append(r.get, *p)
+	return store.Upload{ID: p.ID, WorkspaceID: p.WorkspaceID, Name: "empty.txt"}, nil
+}
+
+// TestCoreUploads holds to Core what both drivers did: an empty upload is
+// stored as an empty BLOB (not NULL), Get always fills Data while Info
+// never does, and both hide uploads expired by now.
+func TestCoreUploads(t *testing.T) {
+	ctx := context.Background()
+	d := &uploadRecorder{}
+	up := store.NewCore(d).Uploads()
+	if _, err := up.Put(ctx, store.Upload{WorkspaceID: "ws", Name: "empty.txt", ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if d.insert == nil || d.insert.Upload.Data == nil || d.insert.Upload.ID == "" || d.insert.Upload.CreatedAt.IsZero() {
+		t.Errorf("UploadInsert got %+v; want an id, a creation time and non-nil data", d.insert)
+	}
+	before := time.Now().Add(-time.Second)
+	got, err := up.Get(ctx, "ws", "u1")
+	if err != nil || got.Data == nil {
+		t.Errorf("Get = %+v, %v; want non-nil data", got, err)
+	}
+	info, err := up.Info(ctx, "ws", "u1")
+	if err != nil || info.Data != nil {
+		t.Errorf("Info = %+v, %v; want nil data", info, err)
+	}
+	if len(d.get) != 2 || !d.get[0].Data || d.get[1].Data {
+		t.Fatalf("UploadGet calls = %+v; want Get with data, then Info without", d.get)
+	}
+	for _, p := range d.get {
+		if p.Now.Before(before) {
+			t.Errorf("UploadGet Now = %v; want the current time, which hides expired uploads", p.Now)
+		}
 	}
 }

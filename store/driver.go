@@ -19,6 +19,8 @@ type Driver interface {
 	WorkspaceDriver
 	APIKeyDriver
 	CredentialDriver
+	UploadDriver
+	OAuthClientDriver
 	RunDriver
 	KnowledgeDriver
 	AgentDriver
@@ -345,4 +347,58 @@ type CredentialDriver interface {
 // CredentialUpsertParams is the row CredentialUpsert writes.
 type CredentialUpsertParams struct {
 	Credential Credential
+}
+
+// UploadDriver holds the verbs of Uploads.
+type UploadDriver interface {
+	// UploadInsert inserts p.Upload, complete (Data never nil).
+	UploadInsert(ctx context.Context, p *UploadInsertParams) error
+	// UploadGet returns the upload when it expires after p.Now, with its
+	// data only when p.Data.
+	UploadGet(ctx context.Context, p *UploadGetParams) (Upload, error)
+	UploadDelete(ctx context.Context, workspaceID, id string) error
+	// UploadDeleteExpired deletes the uploads of every workspace expiring
+	// at or before p.Now and returns how many.
+	UploadDeleteExpired(ctx context.Context, p *UploadDeleteExpiredParams) (int, error)
+}
+
+// UploadInsertParams is the row UploadInsert writes.
+type UploadInsertParams struct {
+	Upload Upload
+}
+
+// UploadGetParams select an upload; see UploadDriver.UploadGet.
+type UploadGetParams struct {
+	WorkspaceID, ID string
+	Now             time.Time
+	Data            bool
+}
+
+// UploadDeleteExpiredParams hold the time an upload expires by.
+type UploadDeleteExpiredParams struct {
+	Now time.Time
+}
+
+// OAuthClientDriver holds the verbs of OAuthClients.
+type OAuthClientDriver interface {
+	// OAuthClientInsert inserts p.Client, complete (RevokedAt nil).
+	OAuthClientInsert(ctx context.Context, p *OAuthClientInsertParams) error
+	// OAuthClientGet finds the client in any workspace.
+	OAuthClientGet(ctx context.Context, id string) (OAuthClient, error)
+	// OAuthClientList orders by created_at, then id (bytewise).
+	OAuthClientList(ctx context.Context, workspaceID string) ([]OAuthClient, error)
+	// OAuthClientRevoke sets revoked_at to p.At unless it is set already;
+	// no row is ErrNotFound.
+	OAuthClientRevoke(ctx context.Context, p *OAuthClientRevokeParams) error
+}
+
+// OAuthClientInsertParams is the row OAuthClientInsert writes.
+type OAuthClientInsertParams struct {
+	Client OAuthClient
+}
+
+// OAuthClientRevokeParams name a client and the time of its revocation.
+type OAuthClientRevokeParams struct {
+	WorkspaceID, ID string
+	At              time.Time
 }
