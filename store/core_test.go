@@ -116,6 +116,19 @@ func TestCoreRefusesBadRowsBeforeSQL(t *testing.T) {
 				SecretHash: make([]byte, 32), Scopes: []string{"docsearch read"}})
 			return err
 		},
+		"set tool setting": func() error {
+			_, err := c.ToolSettings().Set(ctx, store.ToolSetting{WorkspaceID: "ws", Tool: " "})
+			return err
+		},
+		"create mcp server": func() error {
+			_, err := c.MCPServers().Create(ctx, store.MCPServer{WorkspaceID: "ws", Name: "files", URL: "ftp://x"})
+			return err
+		},
+		"put openapi import": func() error {
+			_, err := c.OpenAPIImports().Put(ctx, store.OpenAPIImport{WorkspaceID: "ws", Name: "pets",
+				Document: "openapi: 3.0.0", Ciphertext: []byte("sealed")})
+			return err
+		},
 	}
 	for op, write := range writes {
 		err := write()
@@ -220,5 +233,40 @@ func TestCoreUploads(t *testing.T) {
 		if p.Now.Before(before) {
 			t.Errorf("UploadGet Now = %v; want the current time, which hides expired uploads", p.Now)
 		}
+	}
+}
+
+// mcpRecorder keeps the server MCPServerInsert was given.
+type mcpRecorder struct {
+	recorder
+	got []store.MCPServer
+}
+
+func (r *mcpRecorder) MCPServerInsert(_ context.Context, p *store.MCPServerInsertParams) error {
+	r.got = append(r.got, p.Server)
+	return nil
+}
+
+// TestCoreMCPServerCiphertext holds to Core that a server without
+// credentials is stored with nil ciphertext, as it reads back, and that a
+// sealed one is copied, not aliased to the caller's slice.
+func TestCoreMCPServerCiphertext(t *testing.T) {
+	ctx := context.Background()
+	d := &mcpRecorder{}
+	servers := store.NewCore(d).MCPServers()
+	if _, err := servers.Create(ctx, store.MCPServer{WorkspaceID: "ws", Name: "open", URL: "https://x", Ciphertext: []byte{}}); err != nil {
+		t.Fatal(err)
+	}
+	sealed := []byte("sealed")
+	if _, err := servers.Create(ctx, store.MCPServer{WorkspaceID: "ws", Name: "closed", URL: "https://y",
+		Ciphertext: sealed, KeyID: "k1"}); err != nil {
+		t.Fatal(err)
+	}
+	sealed[0] = 'X'
+	if len(d.got) != 2 || d.got[0].Ciphertext != nil || string(d.got[1].Ciphertext) != "sealed" {
+		t.Errorf("MCPServerInsert got %+v; want nil ciphertext, then a copy of \"sealed\"", d.got)
+	}
+	if d.got[0].ID == "" || d.got[0].CreatedAt.IsZero() {
+		t.Errorf("MCPServerInsert got %+v; want an id and a creation time from Core", d.got[0])
 	}
 }

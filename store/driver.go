@@ -21,6 +21,7 @@ type Driver interface {
 	CredentialDriver
 	UploadDriver
 	OAuthClientDriver
+	ToolDriver
 	RunDriver
 	KnowledgeDriver
 	AgentDriver
@@ -401,4 +402,43 @@ type OAuthClientInsertParams struct {
 type OAuthClientRevokeParams struct {
 	WorkspaceID, ID string
 	At              time.Time
+}
+
+// ToolDriver holds the verbs of ToolSettings, MCPServers and
+// OpenAPIImports. Lists order bytewise: by tool or name, ListAll by
+// workspace id and then name.
+type ToolDriver interface {
+	// ToolSettingUpsert inserts p.Setting or on (workspace, tool) rewrites
+	// enabled and updated_at.
+	ToolSettingUpsert(ctx context.Context, p *ToolSettingUpsertParams) error
+	ToolSettingList(ctx context.Context, workspaceID string) ([]ToolSetting, error)
+
+	// MCPServerInsert inserts p.Server, complete (Ciphertext nil when
+	// empty).
+	MCPServerInsert(ctx context.Context, p *MCPServerInsertParams) error
+	MCPServerList(ctx context.Context, workspaceID string) ([]MCPServer, error)
+	MCPServerListAll(ctx context.Context) ([]MCPServer, error)
+	MCPServerDelete(ctx context.Context, workspaceID, name string) error
+
+	// OpenAPIImportUpsert inserts p.Import, complete, or on (workspace,
+	// name) rewrites it but its created_at; it returns the row as stored.
+	OpenAPIImportUpsert(ctx context.Context, p *OpenAPIImportUpsertParams) (OpenAPIImport, error)
+	OpenAPIImportList(ctx context.Context, workspaceID string) ([]OpenAPIImport, error)
+	OpenAPIImportListAll(ctx context.Context) ([]OpenAPIImport, error)
+	OpenAPIImportDelete(ctx context.Context, workspaceID, name string) error
+}
+
+// ToolSettingUpsertParams is the row ToolSettingUpsert writes.
+type ToolSettingUpsertParams struct {
+	Setting ToolSetting
+}
+
+// MCPServerInsertParams is the row MCPServerInsert writes.
+type MCPServerInsertParams struct {
+	Server MCPServer
+}
+
+// OpenAPIImportUpsertParams is the row OpenAPIImportUpsert writes.
+type OpenAPIImportUpsertParams struct {
+	Import OpenAPIImport
 }
