@@ -116,6 +116,10 @@ func TestCoreRefusesBadRowsBeforeSQL(t *testing.T) {
 				SecretHash: make([]byte, 32), Scopes: []string{"docsearch read"}})
 			return err
 		},
+		"record usage": func() error {
+			return c.Usage().Record(ctx, store.UsageRecord{WorkspaceID: "ws", Status: store.StatusOK},
+				store.UsageRecord{WorkspaceID: "ws", Status: "maybe"})
+		},
 		"set tool setting": func() error {
 			_, err := c.ToolSettings().Set(ctx, store.ToolSetting{WorkspaceID: "ws", Tool: " "})
 			return err
@@ -268,5 +272,52 @@ func TestCoreMCPServerCiphertext(t *testing.T) {
 	}
 	if d.got[0].ID == "" || d.got[0].CreatedAt.IsZero() {
 		t.Errorf("MCPServerInsert got %+v; want an id and a creation time from Core", d.got[0])
+	}
+}
+
+// usageRecorder keeps what the usage verbs were given.
+type usageRecorder struct {
+	recorder
+	insert *store.UsageInsertParams
+	list   *store.UsageListParams
+}
+
+func (r *usageRecorder) UsageInsert(_ context.Context, p *store.UsageInsertParams) error {
+	r.insert = p
+	return nil
+}
+
+func (r *usageRecorder) UsageList(_ context.Context, p *store.UsageListParams) ([]store.UsageRecord, error) {
+	r.list = p
+	return nil, nil
+}
+
+// TestCoreUsage holds the defaults of Usage to Core: ids and times for
+// records without them, times truncated as the databases keep them, and
+// DefaultUsageLimit for a listing without a limit.
+func TestCoreUsage(t *testing.T) {
+	ctx := context.Background()
+	d := &usageRecorder{}
+	u := store.NewCore(d).Usage()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6789, time.FixedZone("x", 3600))
+	if err := u.Record(ctx, store.UsageRecord{WorkspaceID: "ws", Status: store.StatusOK},
+		store.UsageRecord{ID: "u2", WorkspaceID: "ws", Status: store.StatusError, CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	if d.insert == nil || len(d.insert.Records) != 2 {
+		t.Fatalf("UsageInsert got %+v; want both records in one call", d.insert)
+	}
+	first, second := d.insert.Records[0], d.insert.Records[1]
+	if first.ID == "" || first.CreatedAt.IsZero() {
+		t.Errorf("first record %+v; want an id and the current time", first)
+	}
+	if second.ID != "u2" || !second.CreatedAt.Equal(store.Timestamp(at)) || second.CreatedAt.Location() != time.UTC {
+		t.Errorf("second record %+v; want its id and its time in UTC microseconds", second)
+	}
+	if _, err := u.List(ctx, "ws", time.Time{}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if d.list == nil || d.list.Limit != store.DefaultUsageLimit {
+		t.Errorf("UsageList got %+v; want Limit %d", d.list, store.DefaultUsageLimit)
 	}
 }

@@ -19,6 +19,7 @@ type Driver interface {
 	WorkspaceDriver
 	APIKeyDriver
 	CredentialDriver
+	UsageDriver
 	UploadDriver
 	OAuthClientDriver
 	ToolDriver
@@ -348,6 +349,38 @@ type CredentialDriver interface {
 // CredentialUpsertParams is the row CredentialUpsert writes.
 type CredentialUpsertParams struct {
 	Credential Credential
+}
+
+// UsageDriver holds the verbs of Usage.
+type UsageDriver interface {
+	// UsageInsert stores p.Records, complete (id and created_at set), in
+	// one transaction: all or none.
+	UsageInsert(ctx context.Context, p *UsageInsertParams) error
+	// UsageList returns at most p.Limit (positive) records created at or
+	// after p.Since, newest first (created_at, then id bytewise, both
+	// descending).
+	UsageList(ctx context.Context, p *UsageListParams) ([]UsageRecord, error)
+	// UsageSummary totals the records created at or after p.Since per
+	// agent, provider and model, ordered bytewise by those three.
+	UsageSummary(ctx context.Context, p *UsageSummaryParams) ([]UsageSummary, error)
+}
+
+// UsageInsertParams are the rows UsageInsert writes; there is at least one.
+type UsageInsertParams struct {
+	Records []UsageRecord
+}
+
+// UsageListParams select usage records; see UsageDriver.UsageList.
+type UsageListParams struct {
+	WorkspaceID string
+	Since       time.Time
+	Limit       int
+}
+
+// UsageSummaryParams select the records UsageSummary totals.
+type UsageSummaryParams struct {
+	WorkspaceID string
+	Since       time.Time
 }
 
 // UploadDriver holds the verbs of Uploads.

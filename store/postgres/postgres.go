@@ -112,9 +112,6 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// Usage implements store.Store.
-func (s *Store) Usage() store.Usage { return usage{s} }
-
 // Workflows implements store.Store.
 func (s *Store) Workflows() store.Workflows { return workflows{s} }
 

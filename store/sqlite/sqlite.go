@@ -248,9 +248,6 @@ func escapePath(p string) string {
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
-// Usage implements store.Store.
-func (s *Store) Usage() store.Usage { return usage{s} }
-
 // Workflows implements store.Store.
 func (s *Store) Workflows() store.Workflows { return workflows{s} }
 
