@@ -6,15 +6,6 @@ import (
 	"time"
 )
 
-// Workspaces implements Store.
-func (c Core) Workspaces() Workspaces { return workspaces{c} }
-
-// APIKeys implements Store.
-func (c Core) APIKeys() APIKeys { return apiKeys{c} }
-
-// Credentials implements Store.
-func (c Core) Credentials() Credentials { return credentials{c} }
-
 // workspaces is Workspaces on a Driver.
 type workspaces struct{ c Core }
 

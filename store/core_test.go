@@ -120,6 +120,14 @@ func TestCoreRefusesBadRowsBeforeSQL(t *testing.T) {
 			return c.Usage().Record(ctx, store.UsageRecord{WorkspaceID: "ws", Status: store.StatusOK},
 				store.UsageRecord{WorkspaceID: "ws", Status: "maybe"})
 		},
+		"create workflow": func() error {
+			_, err := c.Workflows().Create(ctx, store.Workflow{WorkspaceID: "ws", Name: "w", Definition: json.RawMessage(`{`)})
+			return err
+		},
+		"save workflow": func() error {
+			_, err := c.Workflows().Save(ctx, store.Workflow{ID: "w1", WorkspaceID: "ws", Definition: json.RawMessage(`{}`)})
+			return err
+		},
 		"set tool setting": func() error {
 			_, err := c.ToolSettings().Set(ctx, store.ToolSetting{WorkspaceID: "ws", Tool: " "})
 			return err
@@ -319,5 +327,41 @@ func TestCoreUsage(t *testing.T) {
 	}
 	if d.list == nil || d.list.Limit != store.DefaultUsageLimit {
 		t.Errorf("UsageList got %+v; want Limit %d", d.list, store.DefaultUsageLimit)
+	}
+}
+
+// workflowRecorder stores nothing: it has no versions of any workflow.
+type workflowRecorder struct {
+	recorder
+	insert *store.WorkflowWriteParams
+}
+
+func (r *workflowRecorder) WorkflowInsert(_ context.Context, p *store.WorkflowWriteParams) (store.Workflow, error) {
+	r.insert = p
+	return p.Workflow, nil
+}
+
+func (r *workflowRecorder) WorkflowVersionList(context.Context, string, string) ([]store.WorkflowVersion, error) {
+	return nil, nil
+}
+
+// TestCoreWorkflows holds to Core that a new workflow is version 1 with a
+// copy of the caller's definition, and that a workflow without versions
+// (every stored one has at least one) is not found.
+func TestCoreWorkflows(t *testing.T) {
+	ctx := context.Background()
+	d := &workflowRecorder{}
+	wf := store.NewCore(d).Workflows()
+	def := json.RawMessage(`{"nodes":[]}`)
+	if _, err := wf.Create(ctx, store.Workflow{WorkspaceID: "ws", Name: "w", Definition: def}); err != nil {
+		t.Fatal(err)
+	}
+	def[0] = '['
+	got := d.insert.Workflow
+	if got.Version != 1 || got.ID == "" || got.CreatedAt.IsZero() || string(got.Definition) != `{"nodes":[]}` {
+		t.Errorf("WorkflowInsert got %+v; want version 1, an id, a time and a copy of the definition", got)
+	}
+	if _, err := wf.Versions(ctx, "ws", "missing"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Versions of a workflow without versions = %v, want ErrNotFound", err)
 	}
 }

@@ -2,15 +2,6 @@ package store
 
 import "context"
 
-// ToolSettings implements Store.
-func (c Core) ToolSettings() ToolSettings { return toolSettings{c} }
-
-// MCPServers implements Store.
-func (c Core) MCPServers() MCPServers { return mcpServers{c} }
-
-// OpenAPIImports implements Store.
-func (c Core) OpenAPIImports() OpenAPIImports { return openAPIImports{c} }
-
 // toolSettings is ToolSettings on a Driver.
 type toolSettings struct{ c Core }
 

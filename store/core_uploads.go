@@ -6,12 +6,6 @@ import (
 	"time"
 )
 
-// Uploads implements Store.
-func (c Core) Uploads() Uploads { return uploads{c} }
-
-// OAuthClients implements Store.
-func (c Core) OAuthClients() OAuthClients { return oauthClients{c} }
-
 // uploads is Uploads on a Driver.
 type uploads struct{ c Core }
 

@@ -5,9 +5,6 @@ import (
 	"time"
 )
 
-// Usage implements Store.
-func (c Core) Usage() Usage { return usage{c} }
-
 // usage is Usage on a Driver.
 type usage struct{ c Core }
 

@@ -23,11 +23,46 @@ type Driver interface {
 	UploadDriver
 	OAuthClientDriver
 	ToolDriver
+	WorkflowDriver
 	RunDriver
 	KnowledgeDriver
 	AgentDriver
 	ProviderDriver
 	AuditDriver
+}
+
+// WorkflowDriver holds the verbs of Workflows. A workflow reads with the
+// definition of its newest version.
+type WorkflowDriver interface {
+	// WorkflowInsert inserts p.Workflow, complete (version 1), and its
+	// first version in one transaction, and returns the row as stored.
+	WorkflowInsert(ctx context.Context, p *WorkflowWriteParams) (Workflow, error)
+	WorkflowGet(ctx context.Context, workspaceID, id string) (Workflow, error)
+	WorkflowGetByName(ctx context.Context, workspaceID, name string) (Workflow, error)
+	// WorkflowList orders by name (bytewise).
+	WorkflowList(ctx context.Context, workspaceID string) ([]Workflow, error)
+	// WorkflowSave, in one transaction, sets the name and description,
+	// increments the version and stamps p.Workflow.UpdatedAt, then
+	// inserts that version with p.Workflow.Definition; a concurrent save
+	// takes the next number, never the same. It returns the row as stored.
+	WorkflowSave(ctx context.Context, p *WorkflowWriteParams) (Workflow, error)
+	// WorkflowVersionList returns the versions, newest first (nil for an
+	// unknown workflow).
+	WorkflowVersionList(ctx context.Context, workspaceID, id string) ([]WorkflowVersion, error)
+	WorkflowVersionGet(ctx context.Context, p *WorkflowVersionGetParams) (WorkflowVersion, error)
+	// WorkflowDelete deletes the workflow with its versions.
+	WorkflowDelete(ctx context.Context, workspaceID, id string) error
+}
+
+// WorkflowWriteParams is the row a workflow write stores.
+type WorkflowWriteParams struct {
+	Workflow Workflow
+}
+
+// WorkflowVersionGetParams name one version of a workflow.
+type WorkflowVersionGetParams struct {
+	WorkspaceID, ID string
+	Version         int
 }
 
 // RunDriver holds the verbs of Runs.

@@ -112,9 +112,6 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// Workflows implements store.Store.
-func (s *Store) Workflows() store.Workflows { return workflows{s} }
-
 // Ping implements store.Store.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {

@@ -248,9 +248,6 @@ func escapePath(p string) string {
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
-// Workflows implements store.Store.
-func (s *Store) Workflows() store.Workflows { return workflows{s} }
-
 // Ping implements store.Store.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.writer.PingContext(ctx); err != nil {
