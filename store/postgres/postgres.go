@@ -37,6 +37,7 @@ import (
 	"github.com/pressly/goose/v3/lock"
 
 	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/store/internal/migrate"
 )
 
 //go:embed migrations/*.sql
@@ -160,15 +161,7 @@ func (s *Store) migrate(ctx context.Context, to int64, down bool) error {
 	if err != nil {
 		return fmt.Errorf("postgres: migrate: %w", err)
 	}
-	switch {
-	case down:
-		_, err = p.DownTo(ctx, to)
-	case to > 0:
-		_, err = p.UpTo(ctx, to)
-	default:
-		_, err = p.Up(ctx)
-	}
-	if err != nil {
+	if err := migrate.Apply(ctx, p, to, down); err != nil {
 		return fmt.Errorf("postgres: migrate schema %s: %w", schema, err)
 	}
 	return nil

@@ -41,6 +41,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/store/internal/migrate"
 )
 
 //go:embed migrations/*.sql
@@ -278,15 +279,7 @@ func (s *Store) migrate(ctx context.Context, to int64, down bool) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
-	switch {
-	case down:
-		_, err = p.DownTo(ctx, to)
-	case to > 0:
-		_, err = p.UpTo(ctx, to)
-	default:
-		_, err = p.Up(ctx)
-	}
-	if err != nil {
+	if err := migrate.Apply(ctx, p, to, down); err != nil {
 		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
 	return nil
