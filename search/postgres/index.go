@@ -3,7 +3,6 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -14,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentcraftlab/agentcraft/search"
-	"github.com/agentcraftlab/agentcraft/search/internal/engine"
 	"github.com/agentcraftlab/agentcraft/search/internal/postings"
+	"github.com/agentcraftlab/agentcraft/search/internal/sqlengine"
 	"github.com/agentcraftlab/agentcraft/search/internal/vec"
 )
 
@@ -24,45 +23,17 @@ import (
 // is returned, so a caller can retry the batch. When the same (Index, ID)
 // appears twice in docs, the later one wins.
 func (e *Engine) Index(ctx context.Context, docs ...search.Document) error {
-	for i, d := range docs {
-		if d.ID == "" || d.Index == "" {
-			return fmt.Errorf("postgres search: index document %d: id and index must be set", i)
-		}
-		if err := storable(d); err != nil {
-			return fmt.Errorf("postgres search: index document %d (%q): %w", i, d.ID, err)
-		}
-	}
-	if len(docs) == 0 {
-		return nil
-	}
-	docs = lastOfEach(docs)
-	var vecs [][]float32
-	if e.emb != nil {
-		var err error
-		if vecs, err = engine.EmbedDocuments(ctx, e.emb, docs); err != nil {
-			return fmt.Errorf("postgres search: %w", err)
-		}
-	}
-	// Tokenize before the write transaction: it is the expensive part of
-	// indexing.
-	terms, err := engine.Tokenize(ctx, e.tok, docs)
+	b, err := sqlengine.Prepare(ctx, e.tok, e.emb, docs, storable)
 	if err != nil {
-		return fmt.Errorf("postgres search: index: %w", err)
+		return fmt.Errorf("postgres search: %w", err)
 	}
-	byIndex := make(map[string][]int)
-	for i, d := range docs {
-		byIndex[d.Index] = append(byIndex[d.Index], i)
-	}
-	// Indexes are locked in name order, so two batches touching the same
-	// indexes cannot deadlock.
-	names := slices.Sorted(maps.Keys(byIndex))
-	err = e.write(ctx, func(tx pgx.Tx) error {
-		for _, name := range names {
-			if err := e.indexInto(ctx, tx, name, docs, terms, vecs, byIndex[name]); err != nil {
-				return err
-			}
-		}
+	if b == nil {
 		return nil
+	}
+	err = e.write(ctx, func(tx pgx.Tx) error {
+		return b.EachIndex(func(name string, at []int) error {
+			return e.indexInto(ctx, tx, name, b, at)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("postgres search: index: %w", err)
@@ -90,26 +61,6 @@ func storable(d search.Document) error {
 	return errors.Join(errs...)
 }
 
-// lastOfEach drops every document that a later one with the same Index and
-// ID replaces, so a batch behaves like indexing its documents one by one.
-func lastOfEach(docs []search.Document) []search.Document {
-	type key struct{ index, id string }
-	last := make(map[key]int, len(docs))
-	for i, d := range docs {
-		last[key{d.Index, d.ID}] = i
-	}
-	if len(last) == len(docs) {
-		return docs
-	}
-	out := make([]search.Document, 0, len(last))
-	for i, d := range docs {
-		if last[key{d.Index, d.ID}] == i {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
 // write runs fn in a read-committed transaction.
 func (e *Engine) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	tx, err := e.pool.Begin(ctx)
@@ -122,8 +73,9 @@ func (e *Engine) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return tx.Commit(ctx)
 }
 
-// indexInto writes docs[at...] (all of index name) inside tx.
-func (e *Engine) indexInto(ctx context.Context, tx pgx.Tx, name string, docs []search.Document, terms [][]string, vecs [][]float32, at []int) error {
+// indexInto writes b.Docs[at...] (all of index name) inside tx.
+func (e *Engine) indexInto(ctx context.Context, tx pgx.Tx, name string, b *sqlengine.Batch, at []int) error {
+	docs, terms, vecs := b.Docs, b.Terms, b.Vectors
 	// The upsert locks the index row until commit: see the package doc on
 	// why document ids must be taken under it.
 	var ixID int64
@@ -169,7 +121,7 @@ func (e *Engine) indexInto(ctx context.Context, tx pgx.Tx, name string, docs []s
 	var totalLen int64
 	for i, j := range at {
 		d := docs[j]
-		if metas[i], err = encodeMetadata(d.Metadata); err != nil {
+		if metas[i], err = sqlengine.EncodeMetadata(d.Metadata); err != nil {
 			return fmt.Errorf("document %q: %w", d.ID, err)
 		}
 		if vecs != nil {
@@ -401,18 +353,25 @@ func (e *Engine) removeDocs(ctx context.Context, tx pgx.Tx, ixID int64, ids []st
 	return docs, terms, nil
 }
 
+// lockIndex locks the row of the index called name until tx ends and
+// returns its id, or 0 when there is none (identities start at 1).
+func (e *Engine) lockIndex(ctx context.Context, tx pgx.Tx, name string) (int64, error) {
+	var id int64
+	err := tx.QueryRow(ctx, e.sql.lockIndex, name).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return id, err
+}
+
 // Delete removes ids from index; unknown ids and indexes are ignored.
 func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	err := e.write(ctx, func(tx pgx.Tx) error {
-		var ixID int64
-		err := tx.QueryRow(ctx, e.sql.lockIndex, index).Scan(&ixID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
+		ixID, err := e.lockIndex(ctx, tx, index)
+		if err != nil || ixID == 0 {
 			return err
 		}
 		docs, terms, err := e.removeDocs(ctx, tx, ixID, ids)
@@ -432,12 +391,8 @@ func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error 
 // ignored.
 func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
 	err := e.write(ctx, func(tx pgx.Tx) error {
-		var ixID int64
-		err := tx.QueryRow(ctx, e.sql.lockIndex, index).Scan(&ixID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
+		ixID, err := e.lockIndex(ctx, tx, index)
+		if err != nil || ixID == 0 {
 			return err
 		}
 		for _, q := range e.sql.dropIndex {
@@ -465,17 +420,4 @@ func (e *Engine) Len(ctx context.Context, index string) (int, error) {
 		return 0, fmt.Errorf("postgres search: count %q: %w", index, err)
 	}
 	return n, nil
-}
-
-// encodeMetadata stores nil as NULL so a document without metadata comes
-// back with nil Metadata, as from search/memory.
-func encodeMetadata(m map[string]string) ([]byte, error) {
-	if m == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("encode metadata: %w", err)
-	}
-	return b, nil
 }

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/agentcraftlab/agentcraft/search"
-	"github.com/agentcraftlab/agentcraft/search/internal/engine"
 	"github.com/agentcraftlab/agentcraft/search/internal/postings"
+	"github.com/agentcraftlab/agentcraft/search/internal/sqlengine"
 	"github.com/agentcraftlab/agentcraft/search/internal/vec"
 )
 
@@ -21,69 +20,22 @@ import (
 // is returned, so a caller can retry the batch. When the same (Index, ID)
 // appears twice in docs, the later one wins.
 func (e *Engine) Index(ctx context.Context, docs ...search.Document) error {
-	for i, d := range docs {
-		if d.ID == "" || d.Index == "" {
-			return fmt.Errorf("sqlite search: index document %d: id and index must be set", i)
-		}
-	}
-	if len(docs) == 0 {
-		return nil
-	}
-	docs = lastOfEach(docs)
-	var vecs [][]float32
-	if e.emb != nil {
-		var err error
-		if vecs, err = engine.EmbedDocuments(ctx, e.emb, docs); err != nil {
-			return fmt.Errorf("sqlite search: %w", err)
-		}
-	}
-	// Tokenize before the write transaction: it is the expensive part of
-	// indexing.
-	terms, err := engine.Tokenize(ctx, e.tok, docs)
+	b, err := sqlengine.Prepare(ctx, e.tok, e.emb, docs, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite search: index: %w", err)
+		return fmt.Errorf("sqlite search: %w", err)
 	}
-	// Group by index, keeping the batch order within each.
-	byIndex := make(map[string][]int)
-	var names []string
-	for i, d := range docs {
-		if _, ok := byIndex[d.Index]; !ok {
-			names = append(names, d.Index)
-		}
-		byIndex[d.Index] = append(byIndex[d.Index], i)
+	if b == nil {
+		return nil
 	}
 	err = e.write(ctx, func(tx *sql.Tx) error {
-		for _, name := range names {
-			if err := e.indexInto(ctx, tx, name, docs, terms, vecs, byIndex[name]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return b.EachIndex(func(name string, at []int) error {
+			return e.indexInto(ctx, tx, name, b, at)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite search: index: %w", err)
 	}
 	return nil
-}
-
-// lastOfEach drops every document that a later one with the same Index and
-// ID replaces, so a batch behaves like indexing its documents one by one.
-func lastOfEach(docs []search.Document) []search.Document {
-	type key struct{ index, id string }
-	last := make(map[key]int, len(docs))
-	for i, d := range docs {
-		last[key{d.Index, d.ID}] = i
-	}
-	if len(last) == len(docs) {
-		return docs
-	}
-	out := make([]search.Document, 0, len(last))
-	for i, d := range docs {
-		if last[key{d.Index, d.ID}] == i {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // write runs fn in a transaction on the writer connection.
@@ -98,8 +50,9 @@ func (e *Engine) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// indexInto writes docs[at...] (all of index name) inside tx.
-func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, docs []search.Document, terms [][]string, vecs [][]float32, at []int) error {
+// indexInto writes b.Docs[at...] (all of index name) inside tx.
+func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, b *sqlengine.Batch, at []int) error {
+	docs, terms, vecs := b.Docs, b.Terms, b.Vectors
 	var ixID int64
 	if err := tx.QueryRowContext(ctx,
 		`INSERT INTO search_indexes (name) VALUES (?) ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`,
@@ -148,7 +101,7 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, docs []
 	var totalLen int64
 	for i, j := range at {
 		d := docs[j]
-		meta, err := encodeMetadata(d.Metadata)
+		meta, err := sqlengine.EncodeMetadata(d.Metadata)
 		if err != nil {
 			return fmt.Errorf("document %q: %w", d.ID, err)
 		}
@@ -164,7 +117,7 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, docs []
 		n := int64(len(terms[j]))
 		totalLen += n
 		var docID int64
-		if err := insDoc.QueryRowContext(ctx, ixID, d.ID, d.Title, d.Text, meta, n, postings.EncodeIDs(ids), blob).Scan(&docID); err != nil {
+		if err := insDoc.QueryRowContext(ctx, ixID, d.ID, d.Title, d.Text, metadataText(meta), n, postings.EncodeIDs(ids), blob).Scan(&docID); err != nil {
 			return fmt.Errorf("document %q: %w", d.ID, err)
 		}
 		for t, tf := range tfs[i] {
@@ -333,18 +286,25 @@ func placeholders(p string, n int) string {
 	return b.String()
 }
 
+// indexID returns the id of the index called name, or 0 when there is
+// none (ids start at 1).
+func indexID(ctx context.Context, tx *sql.Tx, name string) (int64, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM search_indexes WHERE name = ?`, name).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return id, err
+}
+
 // Delete removes ids from index; unknown ids and indexes are ignored.
 func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	err := e.write(ctx, func(tx *sql.Tx) error {
-		var ixID int64
-		err := tx.QueryRowContext(ctx, `SELECT id FROM search_indexes WHERE name = ?`, index).Scan(&ixID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
+		ixID, err := indexID(ctx, tx, index)
+		if err != nil || ixID == 0 {
 			return err
 		}
 		docs, terms, err := removeDocs(ctx, tx, ixID, ids)
@@ -365,12 +325,8 @@ func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error 
 // ignored.
 func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
 	err := e.write(ctx, func(tx *sql.Tx) error {
-		var ixID int64
-		err := tx.QueryRowContext(ctx, `SELECT id FROM search_indexes WHERE name = ?`, index).Scan(&ixID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
+		ixID, err := indexID(ctx, tx, index)
+		if err != nil || ixID == 0 {
 			return err
 		}
 		for _, q := range []string{
@@ -405,15 +361,10 @@ func (e *Engine) Len(ctx context.Context, index string) (int, error) {
 	return n, nil
 }
 
-// encodeMetadata stores nil as NULL so a document without metadata comes
-// back with nil Metadata, as from search/memory.
-func encodeMetadata(m map[string]string) (any, error) {
-	if m == nil {
-		return nil, nil
+// metadataText binds the JSON of metadata as TEXT, and none as NULL.
+func metadataText(meta []byte) any {
+	if meta == nil {
+		return nil
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("encode metadata: %w", err)
-	}
-	return string(b), nil
+	return string(meta)
 }
