@@ -82,32 +82,13 @@ func (e *Engine) indexInto(ctx context.Context, tx pgx.Tx, name string, b *sqlen
 	if err := tx.QueryRow(ctx, e.sql.upsertIndex, name).Scan(&ixID); err != nil {
 		return fmt.Errorf("index %q: %w", name, err)
 	}
-	ids := make([]string, len(at))
-	for i, j := range at {
-		ids[i] = docs[j].ID
-	}
-	dDocs, dLen, err := e.removeDocs(ctx, tx, ixID, ids)
+	dDocs, dLen, err := e.removeDocs(ctx, tx, ixID, b.IDs(at))
 	if err != nil {
 		return fmt.Errorf("index %q: replace: %w", name, err)
 	}
 
-	// Term frequencies per document and document frequencies of the batch.
-	tfs := make([]map[string]int32, len(at))
-	df := make(map[string]int64)
-	var order []string // distinct terms in first-seen order
-	for i, j := range at {
-		tf := make(map[string]int32, len(terms[j]))
-		for _, t := range terms[j] {
-			if tf[t] == 0 {
-				if df[t] == 0 {
-					order = append(order, t)
-				}
-				df[t]++
-			}
-			tf[t]++
-		}
-		tfs[i] = tf
-	}
+	f := b.Frequencies(at)
+	tfs, df, order := f.TF, f.DF, f.Order
 	termIDs, err := e.upsertTerms(ctx, tx, ixID, order, df)
 	if err != nil {
 		return fmt.Errorf("index %q: terms: %w", name, err)
@@ -129,7 +110,7 @@ func (e *Engine) indexInto(ctx context.Context, tx pgx.Tx, name string, b *sqlen
 		}
 		tids := make([]int64, 0, len(tfs[i]))
 		for t := range tfs[i] {
-			tids = append(tids, termIDs[t].id)
+			tids = append(tids, termIDs[t].ID)
 		}
 		slices.Sort(tids)
 		extIDs[i], titles[i], bodies[i] = d.ID, d.Title, d.Text
@@ -155,7 +136,7 @@ func (e *Engine) indexInto(ctx context.Context, tx pgx.Tx, name string, b *sqlen
 			return fmt.Errorf("document %q: no id returned", extIDs[i])
 		}
 		for t, tf := range tfs[i] {
-			tid := termIDs[t].id
+			tid := termIDs[t].ID
 			byTerm[tid] = append(byTerm[tid], postings.Posting{Doc: docID, TF: int64(tf), Len: lens[i]})
 		}
 	}
@@ -179,16 +160,9 @@ func jsonbArray(metas [][]byte) []*string {
 	return out
 }
 
-// termID is a term's row id; fresh means it had no postings before the
-// batch.
-type termID struct {
-	id    int64
-	fresh bool
-}
-
 // upsertTerms adds df[t] to the document frequency of every term of order,
 // creating missing terms, and returns their ids.
-func (e *Engine) upsertTerms(ctx context.Context, tx pgx.Tx, ixID int64, order []string, df map[string]int64) (map[string]termID, error) {
+func (e *Engine) upsertTerms(ctx context.Context, tx pgx.Tx, ixID int64, order []string, df map[string]int64) (map[string]sqlengine.TermID, error) {
 	dfs := make([]int64, len(order))
 	for i, t := range order {
 		dfs[i] = df[t]
@@ -197,21 +171,17 @@ func (e *Engine) upsertTerms(ctx context.Context, tx pgx.Tx, ixID int64, order [
 	if err != nil {
 		return nil, err
 	}
-	ids := make(map[string]termID, len(order))
+	ids := make(map[string]sqlengine.TermID, len(order))
 	var id, n int64
 	var t string
 	if _, err := pgx.ForEachRow(rows, []any{&id, &t, &n}, func() error {
-		// The stored df equals the batch's only when it was 0: a term
-		// whose df fell to 0 has no segments left (Remove drops empty ones).
-		ids[t] = termID{id: id, fresh: n == df[t]}
+		ids[t] = sqlengine.TermID{ID: id, Fresh: n == df[t]}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	for _, t := range order {
-		if _, ok := ids[t]; !ok {
-			return nil, fmt.Errorf("term %q: no id returned", t)
-		}
+	if err := sqlengine.CheckTermIDs(order, ids); err != nil {
+		return nil, err
 	}
 	return ids, nil
 }
@@ -219,11 +189,11 @@ func (e *Engine) upsertTerms(ctx context.Context, tx pgx.Tx, ixID int64, order [
 // appendPostings appends the new postings of every term: one statement reads
 // the last segment of the terms that have one, one writes the grown and new
 // segments.
-func (e *Engine) appendPostings(ctx context.Context, tx pgx.Tx, order []string, ids map[string]termID, byTerm map[int64][]postings.Posting) error {
+func (e *Engine) appendPostings(ctx context.Context, tx pgx.Tx, order []string, ids map[string]sqlengine.TermID, byTerm map[int64][]postings.Posting) error {
 	var known []int64
 	for _, t := range order {
-		if id := ids[t]; !id.fresh {
-			known = append(known, id.id)
+		if id := ids[t]; !id.Fresh {
+			known = append(known, id.ID)
 		}
 	}
 	tails := make(map[int64]*postings.Segment, len(known))
@@ -244,7 +214,7 @@ func (e *Engine) appendPostings(ctx context.Context, tx pgx.Tx, order []string, 
 	var terms, firsts []int64
 	var datas [][]byte
 	for _, t := range order {
-		id := ids[t].id
+		id := ids[t].ID
 		ps := byTerm[id]
 		slices.SortFunc(ps, func(a, b postings.Posting) int { return cmp.Compare(a.Doc, b.Doc) })
 		segs, err := postings.AppendSegments(tails[id], ps)
@@ -353,15 +323,38 @@ func (e *Engine) removeDocs(ctx context.Context, tx pgx.Tx, ixID int64, ids []st
 	return docs, terms, nil
 }
 
-// lockIndex locks the row of the index called name until tx ends and
-// returns its id, or 0 when there is none (identities start at 1).
-func (e *Engine) lockIndex(ctx context.Context, tx pgx.Tx, name string) (int64, error) {
+// writeTx is sqlengine.Tx on a write transaction.
+type writeTx struct {
+	e  *Engine
+	tx pgx.Tx
+}
+
+// IndexID locks the index's row until the transaction ends.
+func (w writeTx) IndexID(ctx context.Context, name string) (int64, error) {
 	var id int64
-	err := tx.QueryRow(ctx, e.sql.lockIndex, name).Scan(&id)
+	err := w.tx.QueryRow(ctx, w.e.sql.lockIndex, name).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil
+		return 0, nil // identities start at 1
 	}
 	return id, err
+}
+
+func (w writeTx) RemoveDocs(ctx context.Context, ixID int64, ids []string) (docs, terms int64, err error) {
+	return w.e.removeDocs(ctx, w.tx, ixID, ids)
+}
+
+func (w writeTx) LowerIndex(ctx context.Context, ixID, docs, terms int64) error {
+	_, err := w.tx.Exec(ctx, w.e.sql.lowerIndex, docs, terms, ixID)
+	return err
+}
+
+func (w writeTx) DropIndex(ctx context.Context, ixID int64) error {
+	for _, q := range w.e.sql.dropIndex {
+		if _, err := w.tx.Exec(ctx, q, ixID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Delete removes ids from index; unknown ids and indexes are ignored.
@@ -369,19 +362,7 @@ func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error 
 	if len(ids) == 0 {
 		return nil
 	}
-	err := e.write(ctx, func(tx pgx.Tx) error {
-		ixID, err := e.lockIndex(ctx, tx, index)
-		if err != nil || ixID == 0 {
-			return err
-		}
-		docs, terms, err := e.removeDocs(ctx, tx, ixID, ids)
-		if err != nil || docs == 0 {
-			return err
-		}
-		_, err = tx.Exec(ctx, e.sql.lowerIndex, docs, terms, ixID)
-		return err
-	})
-	if err != nil {
+	if err := e.write(ctx, func(tx pgx.Tx) error { return sqlengine.Delete(ctx, writeTx{e, tx}, index, ids) }); err != nil {
 		return fmt.Errorf("postgres search: delete from %q: %w", index, err)
 	}
 	return nil
@@ -390,19 +371,7 @@ func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error 
 // DeleteIndex removes index and all its documents; an unknown index is
 // ignored.
 func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
-	err := e.write(ctx, func(tx pgx.Tx) error {
-		ixID, err := e.lockIndex(ctx, tx, index)
-		if err != nil || ixID == 0 {
-			return err
-		}
-		for _, q := range e.sql.dropIndex {
-			if _, err := tx.Exec(ctx, q, ixID); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := e.write(ctx, func(tx pgx.Tx) error { return sqlengine.DeleteIndex(ctx, writeTx{e, tx}, index) }); err != nil {
 		return fmt.Errorf("postgres search: delete index %q: %w", index, err)
 	}
 	e.vecs.DropIndex(index)
@@ -412,11 +381,7 @@ func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
 // Len reports the number of documents in index.
 func (e *Engine) Len(ctx context.Context, index string) (int, error) {
 	var n int
-	err := e.pool.QueryRow(ctx, e.sql.count, index).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil
-	}
-	if err != nil {
+	if err := e.pool.QueryRow(ctx, e.sql.count, index).Scan(&n); err != nil {
 		return 0, fmt.Errorf("postgres search: count %q: %w", index, err)
 	}
 	return n, nil

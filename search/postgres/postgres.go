@@ -345,7 +345,7 @@ func newStatements(name string) statements {
 		upsertIndex: q(`INSERT INTO {s}search_indexes (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`),
 		lockIndex:   q(`SELECT id FROM {s}search_indexes WHERE name = $1 FOR UPDATE`),
 		indexes:     q(`SELECT id, name, docs, total_len, gen FROM {s}search_indexes`),
-		count:       q(`SELECT docs FROM {s}search_indexes WHERE name = $1`),
+		count:       q(`SELECT coalesce((SELECT docs FROM {s}search_indexes WHERE name = $1), 0)`), // 0 for an unknown index
 		bumpIndex:   q(`UPDATE {s}search_indexes SET docs = docs + $1, total_len = total_len + $2, gen = gen + 1 WHERE id = $3`),
 
 		findDocs: q(`SELECT id, len, terms FROM {s}search_docs WHERE index_id = $1 AND ext_id = ANY($2)`),

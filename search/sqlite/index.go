@@ -59,32 +59,13 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, b *sqle
 		name).Scan(&ixID); err != nil {
 		return fmt.Errorf("index %q: %w", name, err)
 	}
-	ids := make([]string, len(at))
-	for i, j := range at {
-		ids[i] = docs[j].ID
-	}
-	dDocs, dLen, err := removeDocs(ctx, tx, ixID, ids)
+	dDocs, dLen, err := removeDocs(ctx, tx, ixID, b.IDs(at))
 	if err != nil {
 		return fmt.Errorf("index %q: replace: %w", name, err)
 	}
 
-	// Term frequencies per document and document frequencies of the batch.
-	tfs := make([]map[string]int32, len(at))
-	df := make(map[string]int64)
-	var order []string // distinct terms in first-seen order, for stable ids
-	for i, j := range at {
-		tf := make(map[string]int32, len(terms[j]))
-		for _, t := range terms[j] {
-			if tf[t] == 0 {
-				if df[t] == 0 {
-					order = append(order, t)
-				}
-				df[t]++
-			}
-			tf[t]++
-		}
-		tfs[i] = tf
-	}
+	f := b.Frequencies(at)
+	tfs, df, order := f.TF, f.DF, f.Order
 	termIDs, err := upsertTerms(ctx, tx, ixID, order, df)
 	if err != nil {
 		return fmt.Errorf("index %q: terms: %w", name, err)
@@ -111,7 +92,7 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, b *sqle
 		}
 		ids := make([]int64, 0, len(tfs[i]))
 		for t := range tfs[i] {
-			ids = append(ids, termIDs[t].id)
+			ids = append(ids, termIDs[t].ID)
 		}
 		slices.Sort(ids)
 		n := int64(len(terms[j]))
@@ -121,7 +102,7 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, b *sqle
 			return fmt.Errorf("document %q: %w", d.ID, err)
 		}
 		for t, tf := range tfs[i] {
-			id := termIDs[t].id
+			id := termIDs[t].ID
 			byTerm[id] = append(byTerm[id], postings.Posting{Doc: docID, TF: int64(tf), Len: n})
 		}
 	}
@@ -133,7 +114,7 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, b *sqle
 	items := make([]termPostings, len(order))
 	for i, t := range order {
 		id := termIDs[t]
-		items[i] = termPostings{term: id.id, fresh: id.fresh, ps: byTerm[id.id]}
+		items[i] = termPostings{term: id.ID, fresh: id.Fresh, ps: byTerm[id.ID]}
 	}
 	if err := ps.addAll(ctx, items); err != nil {
 		return fmt.Errorf("postings: %w", err)
@@ -148,17 +129,10 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, b *sqle
 // mattering.
 const termBatch = 256
 
-// termID is a term's row id; fresh means it had no postings before the
-// batch.
-type termID struct {
-	id    int64
-	fresh bool
-}
-
 // upsertTerms adds df[t] to the document frequency of every term of order,
 // creating missing terms, and returns their ids.
-func upsertTerms(ctx context.Context, tx *sql.Tx, ixID int64, order []string, df map[string]int64) (map[string]termID, error) {
-	ids := make(map[string]termID, len(order))
+func upsertTerms(ctx context.Context, tx *sql.Tx, ixID int64, order []string, df map[string]int64) (map[string]sqlengine.TermID, error) {
+	ids := make(map[string]sqlengine.TermID, len(order))
 	for chunk := range slices.Chunk(order, termBatch) {
 		var q strings.Builder
 		q.WriteString(`INSERT INTO search_terms (index_id, term, df) VALUES `)
@@ -182,7 +156,7 @@ func upsertTerms(ctx context.Context, tx *sql.Tx, ixID int64, order []string, df
 				rows.Close()
 				return nil, err
 			}
-			ids[t] = termID{id: id, fresh: n == df[t]}
+			ids[t] = sqlengine.TermID{ID: id, Fresh: n == df[t]}
 		}
 		if err := rows.Close(); err != nil {
 			return nil, err
@@ -191,10 +165,8 @@ func upsertTerms(ctx context.Context, tx *sql.Tx, ixID int64, order []string, df
 			return nil, err
 		}
 	}
-	for _, t := range order {
-		if _, ok := ids[t]; !ok {
-			return nil, fmt.Errorf("term %q: no id returned", t)
-		}
+	if err := sqlengine.CheckTermIDs(order, ids); err != nil {
+		return nil, err
 	}
 	return ids, nil
 }
@@ -286,15 +258,40 @@ func placeholders(p string, n int) string {
 	return b.String()
 }
 
-// indexID returns the id of the index called name, or 0 when there is
-// none (ids start at 1).
-func indexID(ctx context.Context, tx *sql.Tx, name string) (int64, error) {
+// writeTx is sqlengine.Tx on a write transaction.
+type writeTx struct{ tx *sql.Tx }
+
+func (w writeTx) IndexID(ctx context.Context, name string) (int64, error) {
 	var id int64
-	err := tx.QueryRowContext(ctx, `SELECT id FROM search_indexes WHERE name = ?`, name).Scan(&id)
+	err := w.tx.QueryRowContext(ctx, `SELECT id FROM search_indexes WHERE name = ?`, name).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+		return 0, nil // ids start at 1
 	}
 	return id, err
+}
+
+func (w writeTx) RemoveDocs(ctx context.Context, ixID int64, ids []string) (docs, terms int64, err error) {
+	return removeDocs(ctx, w.tx, ixID, ids)
+}
+
+func (w writeTx) LowerIndex(ctx context.Context, ixID, docs, terms int64) error {
+	_, err := w.tx.ExecContext(ctx, `UPDATE search_indexes SET docs = docs - ?, total_len = total_len - ?, gen = gen + 1 WHERE id = ?`,
+		docs, terms, ixID)
+	return err
+}
+
+func (w writeTx) DropIndex(ctx context.Context, ixID int64) error {
+	for _, q := range []string{
+		`DELETE FROM search_postings WHERE term_id IN (SELECT id FROM search_terms WHERE index_id = ?)`,
+		`DELETE FROM search_terms WHERE index_id = ?`,
+		`DELETE FROM search_docs WHERE index_id = ?`,
+		`DELETE FROM search_indexes WHERE id = ?`,
+	} {
+		if _, err := w.tx.ExecContext(ctx, q, ixID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Delete removes ids from index; unknown ids and indexes are ignored.
@@ -302,20 +299,7 @@ func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error 
 	if len(ids) == 0 {
 		return nil
 	}
-	err := e.write(ctx, func(tx *sql.Tx) error {
-		ixID, err := indexID(ctx, tx, index)
-		if err != nil || ixID == 0 {
-			return err
-		}
-		docs, terms, err := removeDocs(ctx, tx, ixID, ids)
-		if err != nil || docs == 0 {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE search_indexes SET docs = docs - ?, total_len = total_len - ?, gen = gen + 1 WHERE id = ?`,
-			docs, terms, ixID)
-		return err
-	})
-	if err != nil {
+	if err := e.write(ctx, func(tx *sql.Tx) error { return sqlengine.Delete(ctx, writeTx{tx}, index, ids) }); err != nil {
 		return fmt.Errorf("sqlite search: delete from %q: %w", index, err)
 	}
 	return nil
@@ -324,24 +308,7 @@ func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error 
 // DeleteIndex removes index and all its documents; an unknown index is
 // ignored.
 func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
-	err := e.write(ctx, func(tx *sql.Tx) error {
-		ixID, err := indexID(ctx, tx, index)
-		if err != nil || ixID == 0 {
-			return err
-		}
-		for _, q := range []string{
-			`DELETE FROM search_postings WHERE term_id IN (SELECT id FROM search_terms WHERE index_id = ?)`,
-			`DELETE FROM search_terms WHERE index_id = ?`,
-			`DELETE FROM search_docs WHERE index_id = ?`,
-			`DELETE FROM search_indexes WHERE id = ?`,
-		} {
-			if _, err := tx.ExecContext(ctx, q, ixID); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := e.write(ctx, func(tx *sql.Tx) error { return sqlengine.DeleteIndex(ctx, writeTx{tx}, index) }); err != nil {
 		return fmt.Errorf("sqlite search: delete index %q: %w", index, err)
 	}
 	e.vecs.DropIndex(index)
@@ -351,10 +318,8 @@ func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
 // Len reports the number of documents in index.
 func (e *Engine) Len(ctx context.Context, index string) (int, error) {
 	var n int
-	err := e.reader.QueryRowContext(ctx, `SELECT docs FROM search_indexes WHERE name = ?`, index).Scan(&n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
+	// An unknown index has no row, and no documents.
+	err := e.reader.QueryRowContext(ctx, `SELECT coalesce((SELECT docs FROM search_indexes WHERE name = ?), 0)`, index).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite search: count %q: %w", index, err)
 	}

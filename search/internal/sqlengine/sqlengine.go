@@ -157,6 +157,65 @@ func (b *Batch) EachIndex(write func(name string, at []int) error) error {
 	return nil
 }
 
+// IDs returns the document IDs of Docs[at...].
+func (b *Batch) IDs(at []int) []string {
+	ids := make([]string, len(at))
+	for i, j := range at {
+		ids[i] = b.Docs[j].ID
+	}
+	return ids
+}
+
+// Frequencies are the term statistics of the documents Docs[at...] of one
+// index.
+type Frequencies struct {
+	// TF holds each document's term frequencies, in the order of at.
+	TF []map[string]int32
+	// DF holds how many of the documents hold each term.
+	DF map[string]int64
+	// Order is the distinct terms in first-seen order, so term ids are
+	// assigned in a stable order.
+	Order []string
+}
+
+// Frequencies counts the terms of Docs[at...].
+func (b *Batch) Frequencies(at []int) Frequencies {
+	f := Frequencies{TF: make([]map[string]int32, len(at)), DF: make(map[string]int64)}
+	for i, j := range at {
+		tf := make(map[string]int32, len(b.Terms[j]))
+		for _, t := range b.Terms[j] {
+			if tf[t] == 0 {
+				if f.DF[t] == 0 {
+					f.Order = append(f.Order, t)
+				}
+				f.DF[t]++
+			}
+			tf[t]++
+		}
+		f.TF[i] = tf
+	}
+	return f
+}
+
+// TermID is a term's row id; Fresh means it had no postings before the
+// batch (its stored df equals the batch's: a term whose df fell to 0 has
+// no segments left, as postings.Remove drops empty ones).
+type TermID struct {
+	ID    int64
+	Fresh bool
+}
+
+// CheckTermIDs reports the first term of order that an upsert of the terms
+// returned no id for.
+func CheckTermIDs(order []string, ids map[string]TermID) error {
+	for _, t := range order {
+		if _, ok := ids[t]; !ok {
+			return fmt.Errorf("term %q: no id returned", t)
+		}
+	}
+	return nil
+}
+
 // lastOfEach drops every document that a later one with the same Index and
 // ID replaces.
 func lastOfEach(docs []search.Document) []search.Document {

@@ -124,3 +124,25 @@ func TestSelected(t *testing.T) {
 		t.Errorf("Selected(no indexes named) = %v, want every index", got)
 	}
 }
+
+func TestFrequencies(t *testing.T) {
+	b := &Batch{
+		Docs:  []search.Document{{ID: "x"}, {ID: "y"}, {ID: "z"}},
+		Terms: [][]string{{"a", "b", "a"}, {"skip"}, {"b", "c"}},
+	}
+	f := b.Frequencies([]int{0, 2})
+	want := Frequencies{
+		TF:    []map[string]int32{{"a": 2, "b": 1}, {"b": 1, "c": 1}},
+		DF:    map[string]int64{"a": 1, "b": 2, "c": 1},
+		Order: []string{"a", "b", "c"},
+	}
+	if diff := cmp.Diff(want, f); diff != "" {
+		t.Errorf("Frequencies (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"x", "z"}, b.IDs([]int{0, 2})); diff != "" {
+		t.Errorf("IDs (-want +got):\n%s", diff)
+	}
+	if err := CheckTermIDs([]string{"a", "b"}, map[string]TermID{"a": {ID: 1}}); err == nil || !strings.Contains(err.Error(), `"b"`) {
+		t.Errorf("CheckTermIDs = %v, want an error naming term b", err)
+	}
+}
