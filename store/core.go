@@ -23,6 +23,21 @@ type Core struct {
 // NewCore returns the Core of d.
 func NewCore(d Driver) Core { return Core{d: d, name: d.Name()} }
 
+// Workspaces implements Store.
+func (c Core) Workspaces() Workspaces { return workspaces{c} }
+
+// APIKeys implements Store.
+func (c Core) APIKeys() APIKeys { return apiKeys{c} }
+
+// Credentials implements Store.
+func (c Core) Credentials() Credentials { return credentials{c} }
+
+// Usage implements Store.
+func (c Core) Usage() Usage { return usage{c} }
+
+// Workflows implements Store.
+func (c Core) Workflows() Workflows { return workflows{c} }
+
 // Runs implements Store.
 func (c Core) Runs() Runs { return runs{c} }
 
@@ -40,6 +55,21 @@ func (c Core) KnowledgeBases() KnowledgeBases { return knowledgeBases{c} }
 
 // IngestJobs implements Store.
 func (c Core) IngestJobs() IngestJobs { return ingestJobs{c} }
+
+// Uploads implements Store.
+func (c Core) Uploads() Uploads { return uploads{c} }
+
+// OAuthClients implements Store.
+func (c Core) OAuthClients() OAuthClients { return oauthClients{c} }
+
+// ToolSettings implements Store.
+func (c Core) ToolSettings() ToolSettings { return toolSettings{c} }
+
+// MCPServers implements Store.
+func (c Core) MCPServers() MCPServers { return mcpServers{c} }
+
+// OpenAPIImports implements Store.
+func (c Core) OpenAPIImports() OpenAPIImports { return openAPIImports{c} }
 
 // now is the time Core stamps on rows.
 func now() time.Time { return Timestamp(time.Now()) }

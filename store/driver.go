@@ -16,11 +16,53 @@ import (
 type Driver interface {
 	// Name prefixes every error Core returns: "sqlite", "postgres".
 	Name() string
+	WorkspaceDriver
+	APIKeyDriver
+	CredentialDriver
+	UsageDriver
+	UploadDriver
+	OAuthClientDriver
+	ToolDriver
+	WorkflowDriver
 	RunDriver
 	KnowledgeDriver
 	AgentDriver
 	ProviderDriver
 	AuditDriver
+}
+
+// WorkflowDriver holds the verbs of Workflows. A workflow reads with the
+// definition of its newest version.
+type WorkflowDriver interface {
+	// WorkflowInsert inserts p.Workflow, complete (version 1), and its
+	// first version in one transaction, and returns the row as stored.
+	WorkflowInsert(ctx context.Context, p *WorkflowWriteParams) (Workflow, error)
+	WorkflowGet(ctx context.Context, workspaceID, id string) (Workflow, error)
+	WorkflowGetByName(ctx context.Context, workspaceID, name string) (Workflow, error)
+	// WorkflowList orders by name (bytewise).
+	WorkflowList(ctx context.Context, workspaceID string) ([]Workflow, error)
+	// WorkflowSave, in one transaction, sets the name and description,
+	// increments the version and stamps p.Workflow.UpdatedAt, then
+	// inserts that version with p.Workflow.Definition; a concurrent save
+	// takes the next number, never the same. It returns the row as stored.
+	WorkflowSave(ctx context.Context, p *WorkflowWriteParams) (Workflow, error)
+	// WorkflowVersionList returns the versions, newest first (nil for an
+	// unknown workflow).
+	WorkflowVersionList(ctx context.Context, workspaceID, id string) ([]WorkflowVersion, error)
+	WorkflowVersionGet(ctx context.Context, p *WorkflowVersionGetParams) (WorkflowVersion, error)
+	// WorkflowDelete deletes the workflow with its versions.
+	WorkflowDelete(ctx context.Context, workspaceID, id string) error
+}
+
+// WorkflowWriteParams is the row a workflow write stores.
+type WorkflowWriteParams struct {
+	Workflow Workflow
+}
+
+// WorkflowVersionGetParams name one version of a workflow.
+type WorkflowVersionGetParams struct {
+	WorkspaceID, ID string
+	Version         int
 }
 
 // RunDriver holds the verbs of Runs.
@@ -311,4 +353,193 @@ type AuditListParams struct {
 type IngestJobClaimParams struct {
 	WorkspaceID, ID, Owner string
 	Now                    time.Time
+}
+
+// WorkspaceDriver holds the verbs of Workspaces.
+type WorkspaceDriver interface {
+	// WorkspaceInsert inserts p.Workspace, complete; a taken name is
+	// ErrConflict, or stores nothing and succeeds with p.IfAbsent.
+	WorkspaceInsert(ctx context.Context, p *WorkspaceInsertParams) error
+	WorkspaceGet(ctx context.Context, id string) (Workspace, error)
+	WorkspaceGetByName(ctx context.Context, name string) (Workspace, error)
+	// WorkspaceList orders by name (bytewise).
+	WorkspaceList(ctx context.Context) ([]Workspace, error)
+}
+
+// WorkspaceInsertParams is the row WorkspaceInsert writes. IfAbsent lets a
+// concurrent creator's row of the same name win (ON CONFLICT DO NOTHING).
+type WorkspaceInsertParams struct {
+	Workspace Workspace
+	IfAbsent  bool
+}
+
+// APIKeyDriver holds the verbs of APIKeys.
+type APIKeyDriver interface {
+	// APIKeyInsert inserts p.Key, complete (LastUsedAt and RevokedAt nil).
+	APIKeyInsert(ctx context.Context, p *APIKeyInsertParams) error
+	// APIKeyGetByHash returns the key with the hash that is not revoked.
+	APIKeyGetByHash(ctx context.Context, hash []byte) (APIKey, error)
+	APIKeyGet(ctx context.Context, workspaceID, id string) (APIKey, error)
+	// APIKeyList orders by created_at, then id (bytewise).
+	APIKeyList(ctx context.Context, workspaceID string) ([]APIKey, error)
+	// APIKeyRevoke sets revoked_at to p.At unless it is set already; no
+	// row is ErrNotFound.
+	APIKeyRevoke(ctx context.Context, p *APIKeyStampParams) error
+	// APIKeyTouch sets last_used_at to p.At unless it is later already;
+	// no row is ErrNotFound (an existing key touched earlier is not).
+	APIKeyTouch(ctx context.Context, p *APIKeyStampParams) error
+}
+
+// APIKeyInsertParams is the row APIKeyInsert writes.
+type APIKeyInsertParams struct {
+	Key APIKey
+}
+
+// APIKeyStampParams name a key and the time to stamp on it.
+type APIKeyStampParams struct {
+	WorkspaceID, ID string
+	At              time.Time
+}
+
+// CredentialDriver holds the verbs of Credentials.
+type CredentialDriver interface {
+	// CredentialUpsert inserts p.Credential, complete, or on (workspace,
+	// provider) rewrites its ciphertext, key id and updated_at; it returns
+	// the row as stored (the existing id and created_at).
+	CredentialUpsert(ctx context.Context, p *CredentialUpsertParams) (Credential, error)
+	CredentialGet(ctx context.Context, workspaceID, provider string) (Credential, error)
+	// CredentialList orders by provider (bytewise) and leaves Ciphertext
+	// nil.
+	CredentialList(ctx context.Context, workspaceID string) ([]Credential, error)
+	CredentialDelete(ctx context.Context, workspaceID, provider string) error
+}
+
+// CredentialUpsertParams is the row CredentialUpsert writes.
+type CredentialUpsertParams struct {
+	Credential Credential
+}
+
+// UsageDriver holds the verbs of Usage.
+type UsageDriver interface {
+	// UsageInsert stores p.Records, complete (id and created_at set), in
+	// one transaction: all or none.
+	UsageInsert(ctx context.Context, p *UsageInsertParams) error
+	// UsageList returns at most p.Limit (positive) records created at or
+	// after p.Since, newest first (created_at, then id bytewise, both
+	// descending).
+	UsageList(ctx context.Context, p *UsageListParams) ([]UsageRecord, error)
+	// UsageSummary totals the records created at or after p.Since per
+	// agent, provider and model, ordered bytewise by those three.
+	UsageSummary(ctx context.Context, p *UsageSummaryParams) ([]UsageSummary, error)
+}
+
+// UsageInsertParams are the rows UsageInsert writes; there is at least one.
+type UsageInsertParams struct {
+	Records []UsageRecord
+}
+
+// UsageListParams select usage records; see UsageDriver.UsageList.
+type UsageListParams struct {
+	WorkspaceID string
+	Since       time.Time
+	Limit       int
+}
+
+// UsageSummaryParams select the records UsageSummary totals.
+type UsageSummaryParams struct {
+	WorkspaceID string
+	Since       time.Time
+}
+
+// UploadDriver holds the verbs of Uploads.
+type UploadDriver interface {
+	// UploadInsert inserts p.Upload, complete (Data never nil).
+	UploadInsert(ctx context.Context, p *UploadInsertParams) error
+	// UploadGet returns the upload when it expires after p.Now, with its
+	// data only when p.Data.
+	UploadGet(ctx context.Context, p *UploadGetParams) (Upload, error)
+	UploadDelete(ctx context.Context, workspaceID, id string) error
+	// UploadDeleteExpired deletes the uploads of every workspace expiring
+	// at or before p.Now and returns how many.
+	UploadDeleteExpired(ctx context.Context, p *UploadDeleteExpiredParams) (int, error)
+}
+
+// UploadInsertParams is the row UploadInsert writes.
+type UploadInsertParams struct {
+	Upload Upload
+}
+
+// UploadGetParams select an upload; see UploadDriver.UploadGet.
+type UploadGetParams struct {
+	WorkspaceID, ID string
+	Now             time.Time
+	Data            bool
+}
+
+// UploadDeleteExpiredParams hold the time an upload expires by.
+type UploadDeleteExpiredParams struct {
+	Now time.Time
+}
+
+// OAuthClientDriver holds the verbs of OAuthClients.
+type OAuthClientDriver interface {
+	// OAuthClientInsert inserts p.Client, complete (RevokedAt nil).
+	OAuthClientInsert(ctx context.Context, p *OAuthClientInsertParams) error
+	// OAuthClientGet finds the client in any workspace.
+	OAuthClientGet(ctx context.Context, id string) (OAuthClient, error)
+	// OAuthClientList orders by created_at, then id (bytewise).
+	OAuthClientList(ctx context.Context, workspaceID string) ([]OAuthClient, error)
+	// OAuthClientRevoke sets revoked_at to p.At unless it is set already;
+	// no row is ErrNotFound.
+	OAuthClientRevoke(ctx context.Context, p *OAuthClientRevokeParams) error
+}
+
+// OAuthClientInsertParams is the row OAuthClientInsert writes.
+type OAuthClientInsertParams struct {
+	Client OAuthClient
+}
+
+// OAuthClientRevokeParams name a client and the time of its revocation.
+type OAuthClientRevokeParams struct {
+	WorkspaceID, ID string
+	At              time.Time
+}
+
+// ToolDriver holds the verbs of ToolSettings, MCPServers and
+// OpenAPIImports. Lists order bytewise: by tool or name, ListAll by
+// workspace id and then name.
+type ToolDriver interface {
+	// ToolSettingUpsert inserts p.Setting or on (workspace, tool) rewrites
+	// enabled and updated_at.
+	ToolSettingUpsert(ctx context.Context, p *ToolSettingUpsertParams) error
+	ToolSettingList(ctx context.Context, workspaceID string) ([]ToolSetting, error)
+
+	// MCPServerInsert inserts p.Server, complete (Ciphertext nil when
+	// empty).
+	MCPServerInsert(ctx context.Context, p *MCPServerInsertParams) error
+	MCPServerList(ctx context.Context, workspaceID string) ([]MCPServer, error)
+	MCPServerListAll(ctx context.Context) ([]MCPServer, error)
+	MCPServerDelete(ctx context.Context, workspaceID, name string) error
+
+	// OpenAPIImportUpsert inserts p.Import, complete, or on (workspace,
+	// name) rewrites it but its created_at; it returns the row as stored.
+	OpenAPIImportUpsert(ctx context.Context, p *OpenAPIImportUpsertParams) (OpenAPIImport, error)
+	OpenAPIImportList(ctx context.Context, workspaceID string) ([]OpenAPIImport, error)
+	OpenAPIImportListAll(ctx context.Context) ([]OpenAPIImport, error)
+	OpenAPIImportDelete(ctx context.Context, workspaceID, name string) error
+}
+
+// ToolSettingUpsertParams is the row ToolSettingUpsert writes.
+type ToolSettingUpsertParams struct {
+	Setting ToolSetting
+}
+
+// MCPServerInsertParams is the row MCPServerInsert writes.
+type MCPServerInsertParams struct {
+	Server MCPServer
+}
+
+// OpenAPIImportUpsertParams is the row OpenAPIImportUpsert writes.
+type OpenAPIImportUpsertParams struct {
+	Import OpenAPIImport
 }

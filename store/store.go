@@ -23,10 +23,11 @@
 // one exception is APIKeys.GetByHash, which is how a request finds its
 // workspace in the first place.
 //
-// Drivers assign an ID (NewID) to a row created without one and stamp
-// CreatedAt/UpdatedAt themselves. Timestamps come back in UTC, truncated to
-// the microsecond, which is what both databases keep. Drivers map their native
-// errors onto ErrNotFound, ErrConflict and ErrInvalid; test with errors.Is.
+// Core, which every driver embeds, validates rows, assigns an ID (NewID) to
+// a row created without one and stamps CreatedAt/UpdatedAt; a driver only
+// runs the SQL verbs of Driver. Timestamps come back in UTC, truncated to
+// the microsecond, which is what both databases keep. Errors wrap
+// ErrNotFound, ErrConflict and ErrInvalid; test with errors.Is.
 //
 // The store never sees a credential in clear: Credential.Ciphertext is sealed
 // by package secret before it gets here.

@@ -3,7 +3,6 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -14,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentcraftlab/agentcraft/search"
-	"github.com/agentcraftlab/agentcraft/search/internal/engine"
 	"github.com/agentcraftlab/agentcraft/search/internal/postings"
+	"github.com/agentcraftlab/agentcraft/search/internal/sqlengine"
 	"github.com/agentcraftlab/agentcraft/search/internal/vec"
 )
 
@@ -24,45 +23,17 @@ import (
 // is returned, so a caller can retry the batch. When the same (Index, ID)
 // appears twice in docs, the later one wins.
 func (e *Engine) Index(ctx context.Context, docs ...search.Document) error {
-	for i, d := range docs {
-		if d.ID == "" || d.Index == "" {
-			return fmt.Errorf("postgres search: index document %d: id and index must be set", i)
-		}
-		if err := storable(d); err != nil {
-			return fmt.Errorf("postgres search: index document %d (%q): %w", i, d.ID, err)
-		}
-	}
-	if len(docs) == 0 {
-		return nil
-	}
-	docs = lastOfEach(docs)
-	var vecs [][]float32
-	if e.emb != nil {
-		var err error
-		if vecs, err = engine.EmbedDocuments(ctx, e.emb, docs); err != nil {
-			return fmt.Errorf("postgres search: %w", err)
-		}
-	}
-	// Tokenize before the write transaction: it is the expensive part of
-	// indexing.
-	terms, err := engine.Tokenize(ctx, e.tok, docs)
+	b, err := sqlengine.Prepare(ctx, e.tok, e.emb, docs, storable)
 	if err != nil {
-		return fmt.Errorf("postgres search: index: %w", err)
+		return fmt.Errorf("postgres search: %w", err)
 	}
-	byIndex := make(map[string][]int)
-	for i, d := range docs {
-		byIndex[d.Index] = append(byIndex[d.Index], i)
-	}
-	// Indexes are locked in name order, so two batches touching the same
-	// indexes cannot deadlock.
-	names := slices.Sorted(maps.Keys(byIndex))
-	err = e.write(ctx, func(tx pgx.Tx) error {
-		for _, name := range names {
-			if err := e.indexInto(ctx, tx, name, docs, terms, vecs, byIndex[name]); err != nil {
-				return err
-			}
-		}
+	if b == nil {
 		return nil
+	}
+	err = e.write(ctx, func(tx pgx.Tx) error {
+		return b.EachIndex(func(name string, at []int) error {
+			return e.indexInto(ctx, tx, name, b, at)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("postgres search: index: %w", err)
@@ -90,26 +61,6 @@ func storable(d search.Document) error {
 	return errors.Join(errs...)
 }
 
-// lastOfEach drops every document that a later one with the same Index and
-// ID replaces, so a batch behaves like indexing its documents one by one.
-func lastOfEach(docs []search.Document) []search.Document {
-	type key struct{ index, id string }
-	last := make(map[key]int, len(docs))
-	for i, d := range docs {
-		last[key{d.Index, d.ID}] = i
-	}
-	if len(last) == len(docs) {
-		return docs
-	}
-	out := make([]search.Document, 0, len(last))
-	for i, d := range docs {
-		if last[key{d.Index, d.ID}] == i {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
 // write runs fn in a read-committed transaction.
 func (e *Engine) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	tx, err := e.pool.Begin(ctx)
@@ -122,40 +73,22 @@ func (e *Engine) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return tx.Commit(ctx)
 }
 
-// indexInto writes docs[at...] (all of index name) inside tx.
-func (e *Engine) indexInto(ctx context.Context, tx pgx.Tx, name string, docs []search.Document, terms [][]string, vecs [][]float32, at []int) error {
+// indexInto writes b.Docs[at...] (all of index name) inside tx.
+func (e *Engine) indexInto(ctx context.Context, tx pgx.Tx, name string, b *sqlengine.Batch, at []int) error {
+	docs, terms, vecs := b.Docs, b.Terms, b.Vectors
 	// The upsert locks the index row until commit: see the package doc on
 	// why document ids must be taken under it.
 	var ixID int64
 	if err := tx.QueryRow(ctx, e.sql.upsertIndex, name).Scan(&ixID); err != nil {
 		return fmt.Errorf("index %q: %w", name, err)
 	}
-	ids := make([]string, len(at))
-	for i, j := range at {
-		ids[i] = docs[j].ID
-	}
-	dDocs, dLen, err := e.removeDocs(ctx, tx, ixID, ids)
+	dDocs, dLen, err := e.removeDocs(ctx, tx, ixID, b.IDs(at))
 	if err != nil {
 		return fmt.Errorf("index %q: replace: %w", name, err)
 	}
 
-	// Term frequencies per document and document frequencies of the batch.
-	tfs := make([]map[string]int32, len(at))
-	df := make(map[string]int64)
-	var order []string // distinct terms in first-seen order
-	for i, j := range at {
-		tf := make(map[string]int32, len(terms[j]))
-		for _, t := range terms[j] {
-			if tf[t] == 0 {
-				if df[t] == 0 {
-					order = append(order, t)
-				}
-				df[t]++
-			}
-			tf[t]++
-		}
-		tfs[i] = tf
-	}
+	f := b.Frequencies(at)
+	tfs, df, order := f.TF, f.DF, f.Order
 	termIDs, err := e.upsertTerms(ctx, tx, ixID, order, df)
 	if err != nil {
 		return fmt.Errorf("index %q: terms: %w", name, err)
@@ -169,7 +102,7 @@ func (e *Engine) indexInto(ctx context.Context, tx pgx.Tx, name string, docs []s
 	var totalLen int64
 	for i, j := range at {
 		d := docs[j]
-		if metas[i], err = encodeMetadata(d.Metadata); err != nil {
+		if metas[i], err = sqlengine.EncodeMetadata(d.Metadata); err != nil {
 			return fmt.Errorf("document %q: %w", d.ID, err)
 		}
 		if vecs != nil {
@@ -177,7 +110,7 @@ func (e *Engine) indexInto(ctx context.Context, tx pgx.Tx, name string, docs []s
 		}
 		tids := make([]int64, 0, len(tfs[i]))
 		for t := range tfs[i] {
-			tids = append(tids, termIDs[t].id)
+			tids = append(tids, termIDs[t].ID)
 		}
 		slices.Sort(tids)
 		extIDs[i], titles[i], bodies[i] = d.ID, d.Title, d.Text
@@ -203,7 +136,7 @@ func (e *Engine) indexInto(ctx context.Context, tx pgx.Tx, name string, docs []s
 			return fmt.Errorf("document %q: no id returned", extIDs[i])
 		}
 		for t, tf := range tfs[i] {
-			tid := termIDs[t].id
+			tid := termIDs[t].ID
 			byTerm[tid] = append(byTerm[tid], postings.Posting{Doc: docID, TF: int64(tf), Len: lens[i]})
 		}
 	}
@@ -227,16 +160,9 @@ func jsonbArray(metas [][]byte) []*string {
 	return out
 }
 
-// termID is a term's row id; fresh means it had no postings before the
-// batch.
-type termID struct {
-	id    int64
-	fresh bool
-}
-
 // upsertTerms adds df[t] to the document frequency of every term of order,
 // creating missing terms, and returns their ids.
-func (e *Engine) upsertTerms(ctx context.Context, tx pgx.Tx, ixID int64, order []string, df map[string]int64) (map[string]termID, error) {
+func (e *Engine) upsertTerms(ctx context.Context, tx pgx.Tx, ixID int64, order []string, df map[string]int64) (map[string]sqlengine.TermID, error) {
 	dfs := make([]int64, len(order))
 	for i, t := range order {
 		dfs[i] = df[t]
@@ -245,21 +171,17 @@ func (e *Engine) upsertTerms(ctx context.Context, tx pgx.Tx, ixID int64, order [
 	if err != nil {
 		return nil, err
 	}
-	ids := make(map[string]termID, len(order))
+	ids := make(map[string]sqlengine.TermID, len(order))
 	var id, n int64
 	var t string
 	if _, err := pgx.ForEachRow(rows, []any{&id, &t, &n}, func() error {
-		// The stored df equals the batch's only when it was 0: a term
-		// whose df fell to 0 has no segments left (Remove drops empty ones).
-		ids[t] = termID{id: id, fresh: n == df[t]}
+		ids[t] = sqlengine.TermID{ID: id, Fresh: n == df[t]}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	for _, t := range order {
-		if _, ok := ids[t]; !ok {
-			return nil, fmt.Errorf("term %q: no id returned", t)
-		}
+	if err := sqlengine.CheckTermIDs(order, ids); err != nil {
+		return nil, err
 	}
 	return ids, nil
 }
@@ -267,11 +189,11 @@ func (e *Engine) upsertTerms(ctx context.Context, tx pgx.Tx, ixID int64, order [
 // appendPostings appends the new postings of every term: one statement reads
 // the last segment of the terms that have one, one writes the grown and new
 // segments.
-func (e *Engine) appendPostings(ctx context.Context, tx pgx.Tx, order []string, ids map[string]termID, byTerm map[int64][]postings.Posting) error {
+func (e *Engine) appendPostings(ctx context.Context, tx pgx.Tx, order []string, ids map[string]sqlengine.TermID, byTerm map[int64][]postings.Posting) error {
 	var known []int64
 	for _, t := range order {
-		if id := ids[t]; !id.fresh {
-			known = append(known, id.id)
+		if id := ids[t]; !id.Fresh {
+			known = append(known, id.ID)
 		}
 	}
 	tails := make(map[int64]*postings.Segment, len(known))
@@ -292,7 +214,7 @@ func (e *Engine) appendPostings(ctx context.Context, tx pgx.Tx, order []string, 
 	var terms, firsts []int64
 	var datas [][]byte
 	for _, t := range order {
-		id := ids[t].id
+		id := ids[t].ID
 		ps := byTerm[id]
 		slices.SortFunc(ps, func(a, b postings.Posting) int { return cmp.Compare(a.Doc, b.Doc) })
 		segs, err := postings.AppendSegments(tails[id], ps)
@@ -401,28 +323,46 @@ func (e *Engine) removeDocs(ctx context.Context, tx pgx.Tx, ixID int64, ids []st
 	return docs, terms, nil
 }
 
+// writeTx is sqlengine.Tx on a write transaction.
+type writeTx struct {
+	e  *Engine
+	tx pgx.Tx
+}
+
+// IndexID locks the index's row until the transaction ends.
+func (w writeTx) IndexID(ctx context.Context, name string) (int64, error) {
+	var id int64
+	err := w.tx.QueryRow(ctx, w.e.sql.lockIndex, name).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil // identities start at 1
+	}
+	return id, err
+}
+
+func (w writeTx) RemoveDocs(ctx context.Context, ixID int64, ids []string) (docs, terms int64, err error) {
+	return w.e.removeDocs(ctx, w.tx, ixID, ids)
+}
+
+func (w writeTx) LowerIndex(ctx context.Context, ixID, docs, terms int64) error {
+	_, err := w.tx.Exec(ctx, w.e.sql.lowerIndex, docs, terms, ixID)
+	return err
+}
+
+func (w writeTx) DropIndex(ctx context.Context, ixID int64) error {
+	for _, q := range w.e.sql.dropIndex {
+		if _, err := w.tx.Exec(ctx, q, ixID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Delete removes ids from index; unknown ids and indexes are ignored.
 func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	err := e.write(ctx, func(tx pgx.Tx) error {
-		var ixID int64
-		err := tx.QueryRow(ctx, e.sql.lockIndex, index).Scan(&ixID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		docs, terms, err := e.removeDocs(ctx, tx, ixID, ids)
-		if err != nil || docs == 0 {
-			return err
-		}
-		_, err = tx.Exec(ctx, e.sql.lowerIndex, docs, terms, ixID)
-		return err
-	})
-	if err != nil {
+	if err := e.write(ctx, func(tx pgx.Tx) error { return sqlengine.Delete(ctx, writeTx{e, tx}, index, ids) }); err != nil {
 		return fmt.Errorf("postgres search: delete from %q: %w", index, err)
 	}
 	return nil
@@ -431,23 +371,7 @@ func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error 
 // DeleteIndex removes index and all its documents; an unknown index is
 // ignored.
 func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
-	err := e.write(ctx, func(tx pgx.Tx) error {
-		var ixID int64
-		err := tx.QueryRow(ctx, e.sql.lockIndex, index).Scan(&ixID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		for _, q := range e.sql.dropIndex {
-			if _, err := tx.Exec(ctx, q, ixID); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := e.write(ctx, func(tx pgx.Tx) error { return sqlengine.DeleteIndex(ctx, writeTx{e, tx}, index) }); err != nil {
 		return fmt.Errorf("postgres search: delete index %q: %w", index, err)
 	}
 	e.vecs.DropIndex(index)
@@ -457,25 +381,8 @@ func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
 // Len reports the number of documents in index.
 func (e *Engine) Len(ctx context.Context, index string) (int, error) {
 	var n int
-	err := e.pool.QueryRow(ctx, e.sql.count, index).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil
-	}
-	if err != nil {
+	if err := e.pool.QueryRow(ctx, e.sql.count, index).Scan(&n); err != nil {
 		return 0, fmt.Errorf("postgres search: count %q: %w", index, err)
 	}
 	return n, nil
-}
-
-// encodeMetadata stores nil as NULL so a document without metadata comes
-// back with nil Metadata, as from search/memory.
-func encodeMetadata(m map[string]string) ([]byte, error) {
-	if m == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("encode metadata: %w", err)
-	}
-	return b, nil
 }

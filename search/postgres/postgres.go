@@ -91,6 +91,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/internal/engine"
 	"github.com/agentcraftlab/agentcraft/search/internal/postings"
+	"github.com/agentcraftlab/agentcraft/search/internal/sqlengine"
 	"github.com/agentcraftlab/agentcraft/search/internal/vec"
 	"github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/search/token"
@@ -205,43 +206,15 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Engine, error
 	if err := checkSchema(o.Schema); err != nil {
 		return nil, err
 	}
-	e := &Engine{bm25: memory.DefaultBM25, tok: o.Tokenizer, emb: o.Embedder,
-		logger: o.Logger, pool: pool, schema: o.Schema}
-	if o.BM25 != nil {
-		e.bm25 = *o.BM25
+	c, err := sqlengine.Configure("postgres search", &sqlengine.Options{BM25: o.BM25, Tokenizer: o.Tokenizer,
+		Embedder: o.Embedder, RRFK: o.RRFK, FulltextWeight: o.FulltextWeight, VectorWeight: o.VectorWeight,
+		HybridDepth: o.HybridDepth, Logger: o.Logger, PostingsCacheBytes: o.PostingsCacheBytes})
+	if err != nil {
+		return nil, err
 	}
-	if e.bm25.K1 < 0 || e.bm25.B < 0 || e.bm25.B > 1 {
-		return nil, fmt.Errorf("postgres search: bm25 k1=%v b=%v: use k1 >= 0 and 0 <= b <= 1", e.bm25.K1, e.bm25.B)
-	}
-	if e.tok == nil {
-		e.tok = token.New(nil)
-	}
-	if e.emb != nil && e.emb.Dimension() <= 0 {
-		return nil, fmt.Errorf("postgres search: embedder dimension %d: must be positive", e.emb.Dimension())
-	}
-	if e.logger == nil {
-		e.logger = slog.New(slog.DiscardHandler)
-	}
-	e.searcher = engine.Searcher{
-		Prefix:   "postgres search",
-		Embedder: e.emb,
-		RRFK:     o.RRFK,
-		Weights:  []float64{o.FulltextWeight, o.VectorWeight},
-		Depth:    o.HybridDepth,
-		Logger:   e.logger,
-		Fulltext: e.fulltext,
-		Vector:   e.vector,
-	}
-	if e.searcher.RRFK <= 0 {
-		e.searcher.RRFK = search.DefaultRRFK
-	}
-	if e.searcher.Depth <= 0 {
-		e.searcher.Depth = memory.DefaultHybridDepth
-	}
-	if o.PostingsCacheBytes == 0 {
-		o.PostingsCacheBytes = postings.DefaultCacheBytes
-	}
-	e.lists = postings.NewCache(o.PostingsCacheBytes)
+	e := &Engine{bm25: c.BM25, tok: c.Tokenizer, emb: c.Embedder, logger: c.Logger, searcher: c.Searcher, lists: c.Lists,
+		pool: pool, schema: o.Schema}
+	e.searcher.Fulltext, e.searcher.Vector = e.fulltext, e.vector
 	e.sql = newStatements(o.Schema)
 	if err := e.migrate(ctx); err != nil {
 		return nil, fmt.Errorf("postgres search: create tables: %w", err)
@@ -372,7 +345,7 @@ func newStatements(name string) statements {
 		upsertIndex: q(`INSERT INTO {s}search_indexes (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`),
 		lockIndex:   q(`SELECT id FROM {s}search_indexes WHERE name = $1 FOR UPDATE`),
 		indexes:     q(`SELECT id, name, docs, total_len, gen FROM {s}search_indexes`),
-		count:       q(`SELECT docs FROM {s}search_indexes WHERE name = $1`),
+		count:       q(`SELECT coalesce((SELECT docs FROM {s}search_indexes WHERE name = $1), 0)`), // 0 for an unknown index
 		bumpIndex:   q(`UPDATE {s}search_indexes SET docs = docs + $1, total_len = total_len + $2, gen = gen + 1 WHERE id = $3`),
 
 		findDocs: q(`SELECT id, len, terms FROM {s}search_docs WHERE index_id = $1 AND ext_id = ANY($2)`),

@@ -11,6 +11,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/internal/postings"
 	"github.com/agentcraftlab/agentcraft/search/internal/rank"
+	"github.com/agentcraftlab/agentcraft/search/internal/sqlengine"
 )
 
 // Search answers q; see search.Mode for the modes. It answers as
@@ -19,16 +20,8 @@ func (e *Engine) Search(ctx context.Context, q search.Query) (search.Result, err
 	return e.searcher.Search(ctx, q)
 }
 
-// indexInfo is one row of search_indexes.
-type indexInfo struct {
-	id             int64
-	name           string
-	docs, totalLen int64
-	gen            int64
-}
-
 // candidate is a scored document not yet read.
-type candidate = rank.Candidate[*indexInfo]
+type candidate = sqlengine.Candidate
 
 // readTxOptions give a search one snapshot of the database.
 var readTxOptions = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
@@ -48,15 +41,7 @@ func (e *Engine) fulltext(ctx context.Context, q search.Query, k int) ([]search.
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	// Repeated query terms count again, as Lucene's BooleanQuery does.
-	qtf := make(map[string]float64, len(terms))
-	var distinct []string
-	for _, t := range terms {
-		if qtf[t] == 0 {
-			distinct = append(distinct, t)
-		}
-		qtf[t]++
-	}
+	distinct, qtf := sqlengine.QueryTerms(terms)
 	var hits []search.Hit
 	err := e.read(ctx, func(tx pgx.Tx) error {
 		cands, err := e.score(ctx, tx, q, distinct, qtf)
@@ -85,13 +70,13 @@ func (e *Engine) score(ctx context.Context, tx pgx.Tx, q search.Query, distinct 
 	var missIxs []int64
 	var missTerms []string
 	for i, ix := range ixs {
-		if ix.docs <= 0 {
+		if ix.Docs <= 0 {
 			continue
 		}
 		lists[i] = make([]*postings.List, len(distinct))
 		missed := false
 		for j, t := range distinct {
-			if lists[i][j] = e.lists.Get(ix.id, ix.gen, t); lists[i][j] == nil {
+			if lists[i][j] = e.lists.Get(ix.ID, ix.Gen, t); lists[i][j] == nil {
 				missed = true
 				if !slices.Contains(missTerms, t) {
 					missTerms = append(missTerms, t)
@@ -99,7 +84,7 @@ func (e *Engine) score(ctx context.Context, tx pgx.Tx, q search.Query, distinct 
 			}
 		}
 		if missed {
-			missIxs = append(missIxs, ix.id)
+			missIxs = append(missIxs, ix.ID)
 		}
 	}
 	if len(missIxs) > 0 {
@@ -112,12 +97,12 @@ func (e *Engine) score(ctx context.Context, tx pgx.Tx, q search.Query, distinct 
 				if lists[i] == nil || lists[i][j] != nil {
 					continue
 				}
-				l := loaded[listKey{ix.id, t}]
+				l := loaded[listKey{ix.ID, t}]
 				if l == nil {
 					l = &postings.List{} // absent: cached too
 				}
 				lists[i][j] = l
-				e.lists.Put(ix.id, ix.gen, t, l)
+				e.lists.Put(ix.ID, ix.Gen, t, l)
 			}
 		}
 	}
@@ -126,7 +111,7 @@ func (e *Engine) score(ctx context.Context, tx pgx.Tx, q search.Query, distinct 
 		if lists[i] == nil {
 			continue
 		}
-		scorer := postings.NewScorer(e.bm25.K1, e.bm25.B, ix.docs, ix.totalLen)
+		scorer := postings.NewScorer(e.bm25.K1, e.bm25.B, ix.Docs, ix.TotalLen)
 		ws := make([]float32, 0, len(distinct))
 		var nonEmpty []*postings.List
 		for j, l := range lists[i] {
@@ -238,5 +223,5 @@ func (e *Engine) readDocs(ctx context.Context, tx pgx.Tx, cands []candidate, fil
 		return nil, err
 	}
 	defer rows.Close()
-	return rank.Collect(rows, cands, pos, func(ix *indexInfo) string { return ix.name })
+	return rank.Collect(rows, cands, pos, func(ix *sqlengine.Index) string { return ix.Name })
 }

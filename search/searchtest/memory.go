@@ -145,7 +145,7 @@ func MatchesMemory(t *testing.T, name string, e Counter) {
 			t.Errorf("%q top 10 (-memory +%s):\n%s", q.Text, name, diff)
 		}
 	}
-	for _, index := range []string{"a", "b"} {
+	for _, index := range []string{"a", "b", "never-indexed"} {
 		mn := mem.Len(index)
 		n, err := e.Len(ctx, index)
 		if err != nil || n != mn {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/agentcraftlab/agentcraft/search"
-	"github.com/agentcraftlab/agentcraft/search/internal/engine"
 	"github.com/agentcraftlab/agentcraft/search/internal/postings"
+	"github.com/agentcraftlab/agentcraft/search/internal/sqlengine"
 	"github.com/agentcraftlab/agentcraft/search/internal/vec"
 )
 
@@ -21,69 +20,22 @@ import (
 // is returned, so a caller can retry the batch. When the same (Index, ID)
 // appears twice in docs, the later one wins.
 func (e *Engine) Index(ctx context.Context, docs ...search.Document) error {
-	for i, d := range docs {
-		if d.ID == "" || d.Index == "" {
-			return fmt.Errorf("sqlite search: index document %d: id and index must be set", i)
-		}
-	}
-	if len(docs) == 0 {
-		return nil
-	}
-	docs = lastOfEach(docs)
-	var vecs [][]float32
-	if e.emb != nil {
-		var err error
-		if vecs, err = engine.EmbedDocuments(ctx, e.emb, docs); err != nil {
-			return fmt.Errorf("sqlite search: %w", err)
-		}
-	}
-	// Tokenize before the write transaction: it is the expensive part of
-	// indexing.
-	terms, err := engine.Tokenize(ctx, e.tok, docs)
+	b, err := sqlengine.Prepare(ctx, e.tok, e.emb, docs, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite search: index: %w", err)
+		return fmt.Errorf("sqlite search: %w", err)
 	}
-	// Group by index, keeping the batch order within each.
-	byIndex := make(map[string][]int)
-	var names []string
-	for i, d := range docs {
-		if _, ok := byIndex[d.Index]; !ok {
-			names = append(names, d.Index)
-		}
-		byIndex[d.Index] = append(byIndex[d.Index], i)
+	if b == nil {
+		return nil
 	}
 	err = e.write(ctx, func(tx *sql.Tx) error {
-		for _, name := range names {
-			if err := e.indexInto(ctx, tx, name, docs, terms, vecs, byIndex[name]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return b.EachIndex(func(name string, at []int) error {
+			return e.indexInto(ctx, tx, name, b, at)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite search: index: %w", err)
 	}
 	return nil
-}
-
-// lastOfEach drops every document that a later one with the same Index and
-// ID replaces, so a batch behaves like indexing its documents one by one.
-func lastOfEach(docs []search.Document) []search.Document {
-	type key struct{ index, id string }
-	last := make(map[key]int, len(docs))
-	for i, d := range docs {
-		last[key{d.Index, d.ID}] = i
-	}
-	if len(last) == len(docs) {
-		return docs
-	}
-	out := make([]search.Document, 0, len(last))
-	for i, d := range docs {
-		if last[key{d.Index, d.ID}] == i {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // write runs fn in a transaction on the writer connection.
@@ -98,40 +50,22 @@ func (e *Engine) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// indexInto writes docs[at...] (all of index name) inside tx.
-func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, docs []search.Document, terms [][]string, vecs [][]float32, at []int) error {
+// indexInto writes b.Docs[at...] (all of index name) inside tx.
+func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, b *sqlengine.Batch, at []int) error {
+	docs, terms, vecs := b.Docs, b.Terms, b.Vectors
 	var ixID int64
 	if err := tx.QueryRowContext(ctx,
 		`INSERT INTO search_indexes (name) VALUES (?) ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`,
 		name).Scan(&ixID); err != nil {
 		return fmt.Errorf("index %q: %w", name, err)
 	}
-	ids := make([]string, len(at))
-	for i, j := range at {
-		ids[i] = docs[j].ID
-	}
-	dDocs, dLen, err := removeDocs(ctx, tx, ixID, ids)
+	dDocs, dLen, err := removeDocs(ctx, tx, ixID, b.IDs(at))
 	if err != nil {
 		return fmt.Errorf("index %q: replace: %w", name, err)
 	}
 
-	// Term frequencies per document and document frequencies of the batch.
-	tfs := make([]map[string]int32, len(at))
-	df := make(map[string]int64)
-	var order []string // distinct terms in first-seen order, for stable ids
-	for i, j := range at {
-		tf := make(map[string]int32, len(terms[j]))
-		for _, t := range terms[j] {
-			if tf[t] == 0 {
-				if df[t] == 0 {
-					order = append(order, t)
-				}
-				df[t]++
-			}
-			tf[t]++
-		}
-		tfs[i] = tf
-	}
+	f := b.Frequencies(at)
+	tfs, df, order := f.TF, f.DF, f.Order
 	termIDs, err := upsertTerms(ctx, tx, ixID, order, df)
 	if err != nil {
 		return fmt.Errorf("index %q: terms: %w", name, err)
@@ -148,7 +82,7 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, docs []
 	var totalLen int64
 	for i, j := range at {
 		d := docs[j]
-		meta, err := encodeMetadata(d.Metadata)
+		meta, err := sqlengine.EncodeMetadata(d.Metadata)
 		if err != nil {
 			return fmt.Errorf("document %q: %w", d.ID, err)
 		}
@@ -158,17 +92,17 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, docs []
 		}
 		ids := make([]int64, 0, len(tfs[i]))
 		for t := range tfs[i] {
-			ids = append(ids, termIDs[t].id)
+			ids = append(ids, termIDs[t].ID)
 		}
 		slices.Sort(ids)
 		n := int64(len(terms[j]))
 		totalLen += n
 		var docID int64
-		if err := insDoc.QueryRowContext(ctx, ixID, d.ID, d.Title, d.Text, meta, n, postings.EncodeIDs(ids), blob).Scan(&docID); err != nil {
+		if err := insDoc.QueryRowContext(ctx, ixID, d.ID, d.Title, d.Text, metadataText(meta), n, postings.EncodeIDs(ids), blob).Scan(&docID); err != nil {
 			return fmt.Errorf("document %q: %w", d.ID, err)
 		}
 		for t, tf := range tfs[i] {
-			id := termIDs[t].id
+			id := termIDs[t].ID
 			byTerm[id] = append(byTerm[id], postings.Posting{Doc: docID, TF: int64(tf), Len: n})
 		}
 	}
@@ -180,7 +114,7 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, docs []
 	items := make([]termPostings, len(order))
 	for i, t := range order {
 		id := termIDs[t]
-		items[i] = termPostings{term: id.id, fresh: id.fresh, ps: byTerm[id.id]}
+		items[i] = termPostings{term: id.ID, fresh: id.Fresh, ps: byTerm[id.ID]}
 	}
 	if err := ps.addAll(ctx, items); err != nil {
 		return fmt.Errorf("postings: %w", err)
@@ -195,17 +129,10 @@ func (e *Engine) indexInto(ctx context.Context, tx *sql.Tx, name string, docs []
 // mattering.
 const termBatch = 256
 
-// termID is a term's row id; fresh means it had no postings before the
-// batch.
-type termID struct {
-	id    int64
-	fresh bool
-}
-
 // upsertTerms adds df[t] to the document frequency of every term of order,
 // creating missing terms, and returns their ids.
-func upsertTerms(ctx context.Context, tx *sql.Tx, ixID int64, order []string, df map[string]int64) (map[string]termID, error) {
-	ids := make(map[string]termID, len(order))
+func upsertTerms(ctx context.Context, tx *sql.Tx, ixID int64, order []string, df map[string]int64) (map[string]sqlengine.TermID, error) {
+	ids := make(map[string]sqlengine.TermID, len(order))
 	for chunk := range slices.Chunk(order, termBatch) {
 		var q strings.Builder
 		q.WriteString(`INSERT INTO search_terms (index_id, term, df) VALUES `)
@@ -229,7 +156,7 @@ func upsertTerms(ctx context.Context, tx *sql.Tx, ixID int64, order []string, df
 				rows.Close()
 				return nil, err
 			}
-			ids[t] = termID{id: id, fresh: n == df[t]}
+			ids[t] = sqlengine.TermID{ID: id, Fresh: n == df[t]}
 		}
 		if err := rows.Close(); err != nil {
 			return nil, err
@@ -238,10 +165,8 @@ func upsertTerms(ctx context.Context, tx *sql.Tx, ixID int64, order []string, df
 			return nil, err
 		}
 	}
-	for _, t := range order {
-		if _, ok := ids[t]; !ok {
-			return nil, fmt.Errorf("term %q: no id returned", t)
-		}
+	if err := sqlengine.CheckTermIDs(order, ids); err != nil {
+		return nil, err
 	}
 	return ids, nil
 }
@@ -333,29 +258,48 @@ func placeholders(p string, n int) string {
 	return b.String()
 }
 
+// writeTx is sqlengine.Tx on a write transaction.
+type writeTx struct{ tx *sql.Tx }
+
+func (w writeTx) IndexID(ctx context.Context, name string) (int64, error) {
+	var id int64
+	err := w.tx.QueryRowContext(ctx, `SELECT id FROM search_indexes WHERE name = ?`, name).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil // ids start at 1
+	}
+	return id, err
+}
+
+func (w writeTx) RemoveDocs(ctx context.Context, ixID int64, ids []string) (docs, terms int64, err error) {
+	return removeDocs(ctx, w.tx, ixID, ids)
+}
+
+func (w writeTx) LowerIndex(ctx context.Context, ixID, docs, terms int64) error {
+	_, err := w.tx.ExecContext(ctx, `UPDATE search_indexes SET docs = docs - ?, total_len = total_len - ?, gen = gen + 1 WHERE id = ?`,
+		docs, terms, ixID)
+	return err
+}
+
+func (w writeTx) DropIndex(ctx context.Context, ixID int64) error {
+	for _, q := range []string{
+		`DELETE FROM search_postings WHERE term_id IN (SELECT id FROM search_terms WHERE index_id = ?)`,
+		`DELETE FROM search_terms WHERE index_id = ?`,
+		`DELETE FROM search_docs WHERE index_id = ?`,
+		`DELETE FROM search_indexes WHERE id = ?`,
+	} {
+		if _, err := w.tx.ExecContext(ctx, q, ixID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Delete removes ids from index; unknown ids and indexes are ignored.
 func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	err := e.write(ctx, func(tx *sql.Tx) error {
-		var ixID int64
-		err := tx.QueryRowContext(ctx, `SELECT id FROM search_indexes WHERE name = ?`, index).Scan(&ixID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		docs, terms, err := removeDocs(ctx, tx, ixID, ids)
-		if err != nil || docs == 0 {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE search_indexes SET docs = docs - ?, total_len = total_len - ?, gen = gen + 1 WHERE id = ?`,
-			docs, terms, ixID)
-		return err
-	})
-	if err != nil {
+	if err := e.write(ctx, func(tx *sql.Tx) error { return sqlengine.Delete(ctx, writeTx{tx}, index, ids) }); err != nil {
 		return fmt.Errorf("sqlite search: delete from %q: %w", index, err)
 	}
 	return nil
@@ -364,28 +308,7 @@ func (e *Engine) Delete(ctx context.Context, index string, ids ...string) error 
 // DeleteIndex removes index and all its documents; an unknown index is
 // ignored.
 func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
-	err := e.write(ctx, func(tx *sql.Tx) error {
-		var ixID int64
-		err := tx.QueryRowContext(ctx, `SELECT id FROM search_indexes WHERE name = ?`, index).Scan(&ixID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		for _, q := range []string{
-			`DELETE FROM search_postings WHERE term_id IN (SELECT id FROM search_terms WHERE index_id = ?)`,
-			`DELETE FROM search_terms WHERE index_id = ?`,
-			`DELETE FROM search_docs WHERE index_id = ?`,
-			`DELETE FROM search_indexes WHERE id = ?`,
-		} {
-			if _, err := tx.ExecContext(ctx, q, ixID); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := e.write(ctx, func(tx *sql.Tx) error { return sqlengine.DeleteIndex(ctx, writeTx{tx}, index) }); err != nil {
 		return fmt.Errorf("sqlite search: delete index %q: %w", index, err)
 	}
 	e.vecs.DropIndex(index)
@@ -395,25 +318,18 @@ func (e *Engine) DeleteIndex(ctx context.Context, index string) error {
 // Len reports the number of documents in index.
 func (e *Engine) Len(ctx context.Context, index string) (int, error) {
 	var n int
-	err := e.reader.QueryRowContext(ctx, `SELECT docs FROM search_indexes WHERE name = ?`, index).Scan(&n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
+	// An unknown index has no row, and no documents.
+	err := e.reader.QueryRowContext(ctx, `SELECT coalesce((SELECT docs FROM search_indexes WHERE name = ?), 0)`, index).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite search: count %q: %w", index, err)
 	}
 	return n, nil
 }
 
-// encodeMetadata stores nil as NULL so a document without metadata comes
-// back with nil Metadata, as from search/memory.
-func encodeMetadata(m map[string]string) (any, error) {
-	if m == nil {
-		return nil, nil
+// metadataText binds the JSON of metadata as TEXT, and none as NULL.
+func metadataText(meta []byte) any {
+	if meta == nil {
+		return nil
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("encode metadata: %w", err)
-	}
-	return string(b), nil
+	return string(meta)
 }

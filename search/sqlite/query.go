@@ -11,6 +11,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/internal/postings"
 	"github.com/agentcraftlab/agentcraft/search/internal/rank"
+	"github.com/agentcraftlab/agentcraft/search/internal/sqlengine"
 )
 
 // Search answers q; see search.Mode for the modes. It answers as
@@ -19,16 +20,8 @@ func (e *Engine) Search(ctx context.Context, q search.Query) (search.Result, err
 	return e.searcher.Search(ctx, q)
 }
 
-// indexInfo is one row of search_indexes.
-type indexInfo struct {
-	id             int64
-	name           string
-	docs, totalLen int64
-	gen            int64
-}
-
 // candidate is a scored document not yet read.
-type candidate = rank.Candidate[*indexInfo]
+type candidate = sqlengine.Candidate
 
 // read runs fn in a read transaction, so it sees one snapshot of the file.
 func (e *Engine) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
@@ -93,27 +86,17 @@ func query(ctx context.Context, tx *sql.Tx, st *sql.Stmt, q string, args ...any)
 }
 
 // selected returns the indexes q searches.
-func selected(ctx context.Context, tx *sql.Tx, q search.Query) ([]*indexInfo, error) {
+func selected(ctx context.Context, tx *sql.Tx, q search.Query) ([]*sqlengine.Index, error) {
 	return selectedWith(ctx, tx, &unprepared, q)
 }
 
-func selectedWith(ctx context.Context, tx *sql.Tx, stmts *statements, q search.Query) ([]*indexInfo, error) {
+func selectedWith(ctx context.Context, tx *sql.Tx, stmts *statements, q search.Query) ([]*sqlengine.Index, error) {
 	rows, err := query(ctx, tx, stmts.indexes, indexesSQL)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*indexInfo
-	for rows.Next() {
-		ix := &indexInfo{}
-		if err := rows.Scan(&ix.id, &ix.name, &ix.docs, &ix.totalLen, &ix.gen); err != nil {
-			return nil, err
-		}
-		if len(q.Indexes) == 0 || slices.Contains(q.Indexes, ix.name) {
-			out = append(out, ix)
-		}
-	}
-	return out, rows.Err()
+	return sqlengine.Selected(rows, q)
 }
 
 func (e *Engine) fulltext(ctx context.Context, q search.Query, k int) ([]search.Hit, error) {
@@ -121,15 +104,7 @@ func (e *Engine) fulltext(ctx context.Context, q search.Query, k int) ([]search.
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	// Repeated query terms count again, as Lucene's BooleanQuery does.
-	qtf := make(map[string]float64, len(terms))
-	var distinct []string
-	for _, t := range terms {
-		if qtf[t] == 0 {
-			distinct = append(distinct, t)
-		}
-		qtf[t]++
-	}
+	distinct, qtf := sqlengine.QueryTerms(terms)
 	var hits []search.Hit
 	err := e.read(ctx, func(tx *sql.Tx) error {
 		ixs, err := selectedWith(ctx, tx, &e.stmts, q)
@@ -154,19 +129,19 @@ func (e *Engine) fulltext(ctx context.Context, q search.Query, k int) ([]search.
 // scoreIndex appends every document of ix matching a term to cands, scored as
 // search/memory scores it (float32 accumulation included). The posting
 // lists come from e.lists when cached at ix's generation, else from tx.
-func (e *Engine) scoreIndex(ctx context.Context, tx *sql.Tx, ix *indexInfo, distinct []string, qtf map[string]float64, cands []candidate) ([]candidate, error) {
-	if ix.docs <= 0 {
+func (e *Engine) scoreIndex(ctx context.Context, tx *sql.Tx, ix *sqlengine.Index, distinct []string, qtf map[string]float64, cands []candidate) ([]candidate, error) {
+	if ix.Docs <= 0 {
 		return cands, nil
 	}
 	lists := make([]*postings.List, len(distinct))
 	var missing []string
 	for i, t := range distinct {
-		if lists[i] = e.lists.Get(ix.id, ix.gen, t); lists[i] == nil {
+		if lists[i] = e.lists.Get(ix.ID, ix.Gen, t); lists[i] == nil {
 			missing = append(missing, t)
 		}
 	}
 	if len(missing) > 0 {
-		loaded, err := e.loadLists(ctx, tx, ix.id, missing)
+		loaded, err := e.loadLists(ctx, tx, ix.ID, missing)
 		if err != nil {
 			return nil, err
 		}
@@ -179,10 +154,10 @@ func (e *Engine) scoreIndex(ctx context.Context, tx *sql.Tx, ix *indexInfo, dist
 				l = &postings.List{} // absent: cached too
 			}
 			lists[i] = l
-			e.lists.Put(ix.id, ix.gen, t, l)
+			e.lists.Put(ix.ID, ix.Gen, t, l)
 		}
 	}
-	scorer := postings.NewScorer(e.bm25.K1, e.bm25.B, ix.docs, ix.totalLen)
+	scorer := postings.NewScorer(e.bm25.K1, e.bm25.B, ix.Docs, ix.TotalLen)
 	ws := make([]float32, 0, len(lists))
 	nonEmpty := lists[:0:0]
 	for i, l := range lists {
@@ -287,5 +262,5 @@ func readDocs(ctx context.Context, tx *sql.Tx, stmts *statements, cands []candid
 	defer rows.Close()
 	// A candidate always has its row: postings, vectors and documents are
 	// read in the same snapshot.
-	return rank.Collect(rows, cands, pos, func(ix *indexInfo) string { return ix.name })
+	return rank.Collect(rows, cands, pos, func(ix *sqlengine.Index) string { return ix.Name })
 }

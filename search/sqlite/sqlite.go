@@ -94,6 +94,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/internal/engine"
 	"github.com/agentcraftlab/agentcraft/search/internal/postings"
+	"github.com/agentcraftlab/agentcraft/search/internal/sqlengine"
 	"github.com/agentcraftlab/agentcraft/search/internal/vec"
 	"github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/search/token"
@@ -166,49 +167,20 @@ func Open(ctx context.Context, path string, opts *Options) (*Engine, error) {
 	if opts != nil {
 		o = *opts
 	}
-	e := &Engine{bm25: memory.DefaultBM25, tok: o.Tokenizer, emb: o.Embedder,
-		logger: o.Logger}
-	if o.BM25 != nil {
-		e.bm25 = *o.BM25
+	c, err := sqlengine.Configure("sqlite search", &sqlengine.Options{BM25: o.BM25, Tokenizer: o.Tokenizer,
+		Embedder: o.Embedder, RRFK: o.RRFK, FulltextWeight: o.FulltextWeight, VectorWeight: o.VectorWeight,
+		HybridDepth: o.HybridDepth, Logger: o.Logger, PostingsCacheBytes: o.PostingsCacheBytes})
+	if err != nil {
+		return nil, err
 	}
-	if e.bm25.K1 < 0 || e.bm25.B < 0 || e.bm25.B > 1 {
-		return nil, fmt.Errorf("sqlite search: bm25 k1=%v b=%v: use k1 >= 0 and 0 <= b <= 1", e.bm25.K1, e.bm25.B)
-	}
-	if e.tok == nil {
-		e.tok = token.New(nil)
-	}
-	if e.emb != nil && e.emb.Dimension() <= 0 {
-		return nil, fmt.Errorf("sqlite search: embedder dimension %d: must be positive", e.emb.Dimension())
-	}
-	if e.logger == nil {
-		e.logger = slog.New(slog.DiscardHandler)
-	}
-	e.searcher = engine.Searcher{
-		Prefix:   "sqlite search",
-		Embedder: e.emb,
-		RRFK:     o.RRFK,
-		Weights:  []float64{o.FulltextWeight, o.VectorWeight},
-		Depth:    o.HybridDepth,
-		Logger:   e.logger,
-		Fulltext: e.fulltext,
-		Vector:   e.vector,
-	}
-	if e.searcher.RRFK <= 0 {
-		e.searcher.RRFK = search.DefaultRRFK
-	}
-	if e.searcher.Depth <= 0 {
-		e.searcher.Depth = memory.DefaultHybridDepth
-	}
+	e := &Engine{bm25: c.BM25, tok: c.Tokenizer, emb: c.Embedder, logger: c.Logger, searcher: c.Searcher, lists: c.Lists}
+	e.searcher.Fulltext, e.searcher.Vector = e.fulltext, e.vector
 	if o.MaxReaders < 0 {
 		return nil, fmt.Errorf("sqlite search: MaxReaders is %d: set it to 0 (default) or more", o.MaxReaders)
 	}
 	if o.MaxReaders == 0 {
 		o.MaxReaders = max(4, runtime.GOMAXPROCS(0))
 	}
-	if o.PostingsCacheBytes == 0 {
-		o.PostingsCacheBytes = postings.DefaultCacheBytes
-	}
-	e.lists = postings.NewCache(o.PostingsCacheBytes)
 	if path == "" {
 		return nil, errors.New("sqlite search: open: path is empty: set a file path or \":memory:\"")
 	}

@@ -37,9 +37,6 @@ func mapErr(err error) error {
 	return err
 }
 
-// now is the time a driver stamps on rows.
-func now() time.Time { return store.Timestamp(time.Now()) }
-
 // utc converts a time read from the server (pgx returns local time) to UTC.
 func utc(t *time.Time) *time.Time {
 	if t == nil {

@@ -37,6 +37,7 @@ import (
 	"github.com/pressly/goose/v3/lock"
 
 	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/store/internal/migrate"
 )
 
 //go:embed migrations/*.sql
@@ -112,21 +113,6 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// Workspaces implements store.Store.
-func (s *Store) Workspaces() store.Workspaces { return workspaces{s} }
-
-// APIKeys implements store.Store.
-func (s *Store) APIKeys() store.APIKeys { return apiKeys{s} }
-
-// Credentials implements store.Store.
-func (s *Store) Credentials() store.Credentials { return credentials{s} }
-
-// Usage implements store.Store.
-func (s *Store) Usage() store.Usage { return usage{s} }
-
-// Workflows implements store.Store.
-func (s *Store) Workflows() store.Workflows { return workflows{s} }
-
 // Ping implements store.Store.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
@@ -186,19 +172,11 @@ func (s *Store) migrateN(ctx context.Context, to int64, down bool) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("postgres: migrate: %w", err)
 	}
-	var res []*goose.MigrationResult
-	switch {
-	case down:
-		res, err = p.DownTo(ctx, to)
-	case to > 0:
-		res, err = p.UpTo(ctx, to)
-	default:
-		res, err = p.Up(ctx)
-	}
+	n, err := migrate.Apply(ctx, p, to, down)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: migrate schema %s: %w", schema, err)
 	}
-	return len(res), nil
+	return n, nil
 }
 
 // ensureSchema creates Options.Schema when it does not exist. It looks

@@ -37,9 +37,6 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
-// now is the time a driver stamps on rows.
-func now() time.Time { return store.Timestamp(time.Now()) }
-
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
 func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }

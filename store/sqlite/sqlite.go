@@ -41,6 +41,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/store/internal/migrate"
 )
 
 //go:embed migrations/*.sql
@@ -272,21 +273,6 @@ func escapePath(p string) string {
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
-// Workspaces implements store.Store.
-func (s *Store) Workspaces() store.Workspaces { return workspaces{s} }
-
-// APIKeys implements store.Store.
-func (s *Store) APIKeys() store.APIKeys { return apiKeys{s} }
-
-// Credentials implements store.Store.
-func (s *Store) Credentials() store.Credentials { return credentials{s} }
-
-// Usage implements store.Store.
-func (s *Store) Usage() store.Usage { return usage{s} }
-
-// Workflows implements store.Store.
-func (s *Store) Workflows() store.Workflows { return workflows{s} }
-
 // Ping implements store.Store.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.writer.PingContext(ctx); err != nil {
@@ -328,19 +314,11 @@ func (s *Store) migrateN(ctx context.Context, to int64, down bool) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: migrate: %w", err)
 	}
-	var res []*goose.MigrationResult
-	switch {
-	case down:
-		res, err = p.DownTo(ctx, to)
-	case to > 0:
-		res, err = p.UpTo(ctx, to)
-	default:
-		res, err = p.Up(ctx)
-	}
+	n, err := migrate.Apply(ctx, p, to, down)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: migrate: %w", err)
 	}
-	return len(res), nil
+	return n, nil
 }
 
 // Close implements store.Store. It is safe to call more than once.

@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// usage is Usage on a Driver.
+type usage struct{ c Core }
+
+func (r usage) Record(ctx context.Context, records ...UsageRecord) error {
+	for _, u := range records {
+		if err := u.Validate(); err != nil {
+			return r.c.errorf("record usage: %w", err)
+		}
+	}
+	if len(records) == 0 {
+		return nil
+	}
+	p := &UsageInsertParams{Records: make([]UsageRecord, len(records))}
+	t := now()
+	for i, u := range records {
+		if u.ID == "" {
+			u.ID = NewID()
+		}
+		if u.CreatedAt.IsZero() {
+			u.CreatedAt = t
+		} else {
+			u.CreatedAt = Timestamp(u.CreatedAt)
+		}
+		p.Records[i] = u
+	}
+	if err := r.c.d.UsageInsert(ctx, p); err != nil {
+		return r.c.errorf("record usage: %w", err)
+	}
+	return nil
+}
+
+func (r usage) List(ctx context.Context, workspaceID string, since time.Time, limit int) ([]UsageRecord, error) {
+	if limit <= 0 {
+		limit = DefaultUsageLimit
+	}
+	out, err := r.c.d.UsageList(ctx, &UsageListParams{WorkspaceID: workspaceID, Since: Timestamp(since), Limit: limit})
+	if err != nil {
+		return nil, r.c.errorf("list usage: %w", err)
+	}
+	return out, nil
+}
+
+func (r usage) Summary(ctx context.Context, workspaceID string, since time.Time) ([]UsageSummary, error) {
+	out, err := r.c.d.UsageSummary(ctx, &UsageSummaryParams{WorkspaceID: workspaceID, Since: Timestamp(since)})
+	if err != nil {
+		return nil, r.c.errorf("summarize usage: %w", err)
+	}
+	return out, nil
+}
