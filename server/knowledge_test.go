@@ -388,3 +388,47 @@ func TestAgentKnowledgeBasesAndTool(t *testing.T) {
 	resp, out := plain.do("POST", "/api/agents", `{"name":"x","model":"fake/fake-model","tools":["kb_search"]}`)
 	wantError(t, resp, out, http.StatusBadRequest, "invalid_request")
 }
+
+// TestAPIChatAcceptsAttachments: /api/chat takes the same uploads as /v1 —
+// as a file content part or in files — and the agent answers from them.
+func TestAPIChatAcceptsAttachments(t *testing.T) {
+	t.Parallel()
+	_, fake, c := newKnowledgeEnv(t, helper)
+	doc := "Safety manual.\n\nThe Zephyr-9 relief valve opens at 42 bar. Inspect it every spring."
+	body, ct := multipartBody(t, file{"manual.txt", "text/plain", doc})
+	resp, out := c.send("POST", "/api/upload", ct, body)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload = %d %s", resp.StatusCode, out)
+	}
+	var up struct {
+		FileID string `json:"fileId"`
+	}
+	json.Unmarshal(out, &up)
+	fake.Push(llmtest.Turn{Text: "It opens at 42 bar [1]."}, llmtest.Turn{Text: "Every spring [1]."})
+	for i, chat := range []string{
+		`{"agent":"helper","messages":[{"role":"user","content":[{"type":"text","text":"At what pressure does the Zephyr-9 valve open?"},{"type":"file","file":{"file_id":"` + up.FileID + `"}}]}]}`,
+		`{"agent":"helper","files":[{"id":"` + up.FileID + `"}],"messages":[{"role":"user","content":"When must the Zephyr-9 valve be inspected?"}]}`,
+	} {
+		var answer struct {
+			Message struct{ Content string }
+		}
+		c.json("POST", "/api/chat", chat, http.StatusOK, &answer)
+		if !strings.Contains(answer.Message.Content, "[1]") {
+			t.Errorf("chat %d answer = %+v", i+1, answer)
+		}
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("upstream requests = %d, want 2", len(reqs))
+	}
+	for i, r := range reqs {
+		if !strings.Contains(string(r.Body), "42 bar") || !strings.Contains(string(r.Body), "manual.txt") {
+			t.Errorf("request %d does not carry the uploaded document as a source:\n%s", i+1, r.Body)
+		}
+	}
+	resp, out = c.do("POST", "/api/chat", `{"agent":"helper","files":[{"id":"gone"}],"messages":[{"role":"user","content":"hi"}]}`)
+	d := wantError(t, resp, out, http.StatusBadRequest, "invalid_request")
+	if !strings.Contains(d.Message, "gone") {
+		t.Errorf("message %q does not name the file", d.Message)
+	}
+}
