@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/internal/strictjson"
+	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -40,19 +43,47 @@ func workspace(r *http.Request) string {
 
 // decodeBody reads a JSON object into v, refusing unknown fields so that a
 // misspelt field is an error rather than silently ignored.
+// An unknown key is named by its path (middleware.guard.rules[0].nme).
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(v)
+	}
+	if err != nil {
 		var mbe *http.MaxBytesError
+		var unknown *strictjson.UnknownFieldError
 		switch {
 		case errors.As(err, &mbe):
 			apierr.Write(w, &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest, Code: "request_too_large", Message: "request body is too large"})
 		case errors.Is(err, io.EOF):
 			apierr.Write(w, apierr.BadRequest("", "request body is empty: send a JSON object"))
+		case errors.As(strictjson.Check(data, v, ""), &unknown):
+			apierr.Write(w, apierr.BadRequest(unknown.Path, "request body is not valid: "+unknown.Error()))
 		default:
 			apierr.Write(w, apierr.BadRequest("", "request body is not valid: "+err.Error()))
 		}
+		return false
+	}
+	return true
+}
+
+// agentMiddleware is the shape of an agent's middleware object (what
+// platform keeps in store.AgentParams.Middleware), against which the API
+// refuses unknown keys: the body keeps it as raw JSON, which
+// DisallowUnknownFields does not look into.
+type agentMiddleware struct {
+	middleware.Settings
+	ToolProgress bool `json:"tool_progress"`
+}
+
+// checkMiddleware refuses an unknown key inside the agent's middleware,
+// naming its path (middleware.gaurd).
+func (b agentBody) checkMiddleware(w http.ResponseWriter) bool {
+	var unknown *strictjson.UnknownFieldError
+	if errors.As(strictjson.Check(b.Middleware, &agentMiddleware{}, "middleware"), &unknown) {
+		apierr.Write(w, apierr.BadRequest(unknown.Path, "request body is not valid: "+unknown.Error()))
 		return false
 	}
 	return true
@@ -121,7 +152,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 	var b agentBody
-	if !s.decodeBody(w, r, &b) {
+	if !s.decodeBody(w, r, &b) || !b.checkMiddleware(w) {
 		return
 	}
 	a, err := s.p.CreateAgent(r.Context(), b.row(workspace(r)))
@@ -143,7 +174,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) {
 	var b agentBody
-	if !s.decodeBody(w, r, &b) {
+	if !s.decodeBody(w, r, &b) || !b.checkMiddleware(w) {
 		return
 	}
 	row := b.row(workspace(r))

@@ -249,6 +249,46 @@ func TestAgentsBadRequests(t *testing.T) {
 	}
 }
 
+// TestAgentsUnknownKeysNamedByPath checks that a misspelt key is refused
+// wherever it stands, inside the middleware object too, with its path as
+// the error's param, on POST and PUT; known keys at every level pass.
+func TestAgentsUnknownKeysNamedByPath(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.NewOpenAI(t)
+	env := servertest.New(t, &servertest.Options{Providers: []config.Provider{fakeProvider(fake)}})
+	c := client{t: t, base: env.URL, key: env.Key}
+	var created store.Agent
+	c.json("POST", "/api/agents", `{"name":"ok","model":"fake/m","middleware":{"tool_progress":true,"guard":{"rules":[{"name":"r","keywords":["x"],"action":"block"}],"scan_output":true},"pii":{"mode":"mask"},"retry":{"max_retries":1}}}`,
+		http.StatusCreated, &created)
+
+	tests := []struct {
+		name, body, param string
+	}{
+		{"top level", `{"name":"a","model":"fake/m","nmae":"b"}`, "nmae"},
+		{"middleware key", `{"name":"a","model":"fake/m","middleware":{"gaurd":{"injection":true}}}`, "middleware.gaurd"},
+		{"guard key", `{"name":"a","model":"fake/m","middleware":{"guard":{"scan_ouput":true}}}`, "middleware.guard.scan_ouput"},
+		{"guard rule key", `{"name":"a","model":"fake/m","middleware":{"guard":{"rules":[{"name":"r","keywords":["x"],"action":"block","directon":"output"}]}}}`, "middleware.guard.rules[0].directon"},
+		{"retry key", `{"name":"a","model":"fake/m","middleware":{"retry":{"max_retry":1}}}`, "middleware.retry.max_retry"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := client{t: t, base: env.URL, key: env.Key}
+			for _, req := range []struct{ method, path string }{{"POST", "/api/agents"}, {"PUT", "/api/agents/" + created.ID}} {
+				resp, body := c.do(req.method, req.path, tt.body)
+				d := wantError(t, resp, body, http.StatusBadRequest, "invalid_request")
+				if d.Param != tt.param || !strings.Contains(d.Message, `"`+tt.param+`"`) {
+					t.Errorf("%s %s: param %v, message %q; want both to name %s", req.method, req.path, d.Param, d.Message, tt.param)
+				}
+			}
+		})
+	}
+	var list struct{ Data []store.Agent }
+	c.json("GET", "/api/agents", "", http.StatusOK, &list)
+	if len(list.Data) != 1 || list.Data[0].Name != "ok" {
+		t.Errorf("refused agents were stored or changed: %+v", list.Data)
+	}
+}
+
 func TestConfigAgentIsReadOnly(t *testing.T) {
 	t.Parallel()
 	_, _, c := newEnv(t, helper)
