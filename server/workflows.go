@@ -168,6 +168,18 @@ func (s *Server) readDefinition(w http.ResponseWriter, r *http.Request) (*workfl
 		}
 		probs = append(probs, inv.Problems...)
 	}
+	// Validate cannot know the workspace: an agent node naming an agent
+	// it lacks would be saved and fail only when a run reaches it.
+	agents, err := s.p.Agents(r.Context(), workspace(r))
+	if err != nil {
+		storeError(w, err)
+		return nil, false
+	}
+	names := make([]string, len(agents))
+	for i, a := range agents {
+		names[i] = a.Name
+	}
+	probs = append(probs, workflow.CheckAgents(def, s.opts.Runs.Engine().Registry(), names)...)
 	if len(probs) > 0 {
 		invalidWorkflow(w, probs)
 		return nil, false
