@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -89,21 +90,62 @@ func (b agentBody) checkMiddleware(w http.ResponseWriter) bool {
 	return true
 }
 
-// storeError maps store and platform errors to API errors.
-func storeError(w http.ResponseWriter, err error) {
+// storeError maps store and platform errors to API errors. Store errors
+// get plain messages: what the store says after its sentinel (a
+// validation message, "workspace does not exist"), never the operation or
+// driver text before it (sqlite: create agent …).
+func storeError(w http.ResponseWriter, err error) { storeErrorAbout(w, err, "", "") }
+
+// storeErrorAbout is storeError for a request about the thing named name
+// of kind what ("agent", "workflow"), whose not-found and conflict
+// messages then say which: an agent named "x" already exists.
+func storeErrorAbout(w http.ResponseWriter, err error, what, name string) {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		apierr.Write(w, apierr.NotFound("not_found", err.Error()))
-	case errors.Is(err, store.ErrConflict):
-		apierr.Write(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "conflict", Message: err.Error()})
+		msg := plainStoreMessage(err, store.ErrNotFound, "not found")
+		if what != "" && name != "" {
+			msg = fmt.Sprintf("%s %q does not exist in this workspace", what, name)
+		}
+		apierr.Write(w, apierr.NotFound("not_found", msg))
 	case errors.Is(err, platform.ErrConfigAgent):
 		apierr.Write(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "defined_in_config", Message: err.Error()})
-	case errors.Is(err, store.ErrInvalid), errors.Is(err, platform.ErrUnknownProvider), errors.Is(err, tool.ErrUnknownTool), errors.Is(err, platform.ErrInvalidAgent),
+	case errors.Is(err, store.ErrConflict):
+		msg := plainStoreMessage(err, store.ErrConflict, "conflict with what is stored")
+		if what != "" && name != "" && msg == "already exists" {
+			msg = fmt.Sprintf("%s %s named %q already exists in this workspace: choose another name", article(what), what, name)
+		}
+		apierr.Write(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "conflict", Message: msg})
+	case errors.Is(err, store.ErrInvalid):
+		apierr.Write(w, apierr.BadRequest("", plainStoreMessage(err, store.ErrInvalid, "invalid input")))
+	case errors.Is(err, platform.ErrUnknownProvider), errors.Is(err, tool.ErrUnknownTool), errors.Is(err, platform.ErrInvalidAgent),
 		errors.Is(err, platform.ErrInvalidMCPServer):
 		apierr.Write(w, apierr.BadRequest("", err.Error()))
 	default:
 		apierr.Write(w, &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer, Code: "internal", Message: "internal error"})
 	}
+}
+
+// plainStoreMessage is the part of err's text a client may read: what
+// follows the sentinel ("store: conflict: already exists" → "already
+// exists"), else what precedes it when no driver wrote it (kb: knowledge
+// base "x" does not exist in this workspace), else fallback.
+func plainStoreMessage(err, sentinel error, fallback string) string {
+	before, after, found := strings.Cut(err.Error(), sentinel.Error())
+	if after = strings.TrimSpace(strings.TrimPrefix(after, ":")); after != "" {
+		return after
+	}
+	before = strings.TrimSuffix(strings.TrimSpace(before), ":")
+	if !found || before == "" || strings.Contains(before, "sqlite:") || strings.Contains(before, "postgres:") {
+		return fallback
+	}
+	return before
+}
+
+func article(noun string) string {
+	if noun != "" && strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 // agentBody is the JSON of an agent in the management API.
@@ -155,18 +197,26 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeBody(w, r, &b) || !b.checkMiddleware(w) {
 		return
 	}
-	a, err := s.p.CreateAgent(r.Context(), b.row(workspace(r)))
+	row := b.row(workspace(r))
+	a, err := s.p.CreateAgent(r.Context(), row)
 	if err != nil {
-		storeError(w, err)
+		storeErrorAbout(w, err, "agent", row.Name)
 		return
 	}
 	writeJSON(w, http.StatusCreated, a)
 }
 
+// getAgent answers GET /api/agents/{id}, where id may also be the agent's
+// name, as for knowledge bases.
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
-	a, err := s.p.Store().Agents().Get(r.Context(), workspace(r), r.PathValue("id"))
+	ws, idOrName := workspace(r), r.PathValue("id")
+	agents := s.p.Store().Agents()
+	a, err := agents.Get(r.Context(), ws, idOrName)
+	if errors.Is(err, store.ErrNotFound) {
+		a, err = agents.GetByName(r.Context(), ws, idOrName)
+	}
 	if err != nil {
-		storeError(w, err)
+		storeErrorAbout(w, err, "agent", idOrName)
 		return
 	}
 	writeJSON(w, http.StatusOK, a)
@@ -180,8 +230,12 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) {
 	row := b.row(workspace(r))
 	row.ID = r.PathValue("id")
 	a, err := s.p.UpdateAgent(r.Context(), row)
+	if errors.Is(err, store.ErrNotFound) {
+		storeErrorAbout(w, err, "agent", row.ID)
+		return
+	}
 	if err != nil {
-		storeError(w, err)
+		storeErrorAbout(w, err, "agent", row.Name)
 		return
 	}
 	writeJSON(w, http.StatusOK, a)

@@ -220,7 +220,7 @@ func TestAgentsBadRequests(t *testing.T) {
 		code       string
 		mention    string // the message must contain it
 	}{
-		{"duplicate name", `{"name":"taken","model":"fake/m"}`, http.StatusConflict, "conflict", "conflict"},
+		{"duplicate name", `{"name":"taken","model":"fake/m"}`, http.StatusConflict, "conflict", `an agent named "taken" already exists`},
 		{"unknown field", `{"name":"a","model":"fake/m","colour":"blue"}`, http.StatusBadRequest, "invalid_request", `"colour"`},
 		{"empty body", ``, http.StatusBadRequest, "invalid_request", "empty"},
 		{"not JSON", `name=a`, http.StatusBadRequest, "invalid_request", "not valid"},
@@ -286,6 +286,48 @@ func TestAgentsUnknownKeysNamedByPath(t *testing.T) {
 	c.json("GET", "/api/agents", "", http.StatusOK, &list)
 	if len(list.Data) != 1 || list.Data[0].Name != "ok" {
 		t.Errorf("refused agents were stored or changed: %+v", list.Data)
+	}
+}
+
+// TestAgentsByNameAndPlainConflicts: an agent can be fetched by its name
+// as by its id; a name taken on POST or PUT is a 409 with a plain message,
+// and no store error shows the driver's text.
+func TestAgentsByNameAndPlainConflicts(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.NewOpenAI(t)
+	env := servertest.New(t, &servertest.Options{Providers: []config.Provider{fakeProvider(fake)}})
+	c := client{t: t, base: env.URL, key: env.Key}
+	var writer, other, got store.Agent
+	c.json("POST", "/api/agents", `{"name":"writer","model":"fake/m"}`, http.StatusCreated, &writer)
+	c.json("POST", "/api/agents", `{"name":"other","model":"fake/m"}`, http.StatusCreated, &other)
+	c.json("GET", "/api/agents/writer", "", http.StatusOK, &got)
+	if got.ID != writer.ID {
+		t.Errorf("GET /api/agents/writer = %+v, want agent %s", got, writer.ID)
+	}
+	tests := []struct {
+		method, path, body string
+		status             int
+		code, message      string
+	}{
+		{"POST", "/api/agents", `{"name":"writer","model":"fake/m"}`, http.StatusConflict, "conflict",
+			`an agent named "writer" already exists in this workspace: choose another name`},
+		{"PUT", "/api/agents/" + other.ID, `{"name":"writer","model":"fake/m"}`, http.StatusConflict, "conflict",
+			`an agent named "writer" already exists in this workspace: choose another name`},
+		{"GET", "/api/agents/nobody", "", http.StatusNotFound, "not_found", `agent "nobody" does not exist in this workspace`},
+		{"PUT", "/api/agents/nobody", `{"name":"x","model":"fake/m"}`, http.StatusNotFound, "not_found", `agent "nobody" does not exist in this workspace`},
+		{"DELETE", "/api/agents/nobody", "", http.StatusNotFound, "not_found", "not found"},
+	}
+	for _, tt := range tests {
+		resp, body := c.do(tt.method, tt.path, tt.body)
+		d := wantError(t, resp, body, tt.status, tt.code)
+		if d.Message != tt.message {
+			t.Errorf("%s %s: message %q, want %q", tt.method, tt.path, d.Message, tt.message)
+		}
+		for _, internal := range []string{"sqlite", "postgres", "UNIQUE", "constraint", "store:"} {
+			if strings.Contains(string(body), internal) {
+				t.Errorf("%s %s: answer %s shows %q", tt.method, tt.path, body, internal)
+			}
+		}
 	}
 }
 

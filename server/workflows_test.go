@@ -375,6 +375,31 @@ func TestWorkflowNamingUnknownAgent(t *testing.T) {
 	e.create(flow("memo2"))
 }
 
+// TestWorkflowsByNameAndPlainConflicts: a workflow can be fetched by its
+// name as by its id, and a name taken is a 409 with a plain message.
+func TestWorkflowsByNameAndPlainConflicts(t *testing.T) {
+	t.Parallel()
+	e := newWorkflowEnv(t)
+	wf := e.create(simpleFlow)
+	var got store.Workflow
+	e.c.json("GET", "/api/workflows/memo", "", http.StatusOK, &got)
+	if got.ID != wf.ID {
+		t.Errorf("GET /api/workflows/memo = %+v, want workflow %s", got, wf.ID)
+	}
+	other := e.create(strings.Replace(simpleFlow, `"name":"memo"`, `"name":"other"`, 1))
+	want := `a workflow named "memo" already exists in this workspace: choose another name`
+	for _, req := range []struct{ method, path string }{{"POST", "/api/workflows"}, {"PUT", "/api/workflows/" + other.ID}} {
+		resp, body := e.c.do(req.method, req.path, simpleFlow)
+		if d := wantError(t, resp, body, http.StatusConflict, "conflict"); d.Message != want {
+			t.Errorf("%s %s: message %q, want %q", req.method, req.path, d.Message, want)
+		}
+	}
+	resp, body := e.c.do("GET", "/api/workflows/nothing", "")
+	if d := wantError(t, resp, body, http.StatusNotFound, "not_found"); d.Message != `workflow "nothing" does not exist in this workspace` {
+		t.Errorf("GET unknown workflow: message %q", d.Message)
+	}
+}
+
 func TestWorkflowRun(t *testing.T) {
 	t.Parallel()
 	e := newWorkflowEnv(t, llmtest.Turn{Text: "A memo."}, llmtest.Turn{Text: "Old memo."})
