@@ -230,6 +230,8 @@ func TestAgentsBadRequests(t *testing.T) {
 		{"model without provider", `{"name":"a","model":"gpt-4o"}`, http.StatusBadRequest, "invalid_request", "PROVIDER/MODEL"},
 		{"no name", `{"model":"fake/m"}`, http.StatusBadRequest, "invalid_request", "name"},
 		{"bad middleware", `{"name":"a","model":"fake/m","middleware":{"rate_limit":{"rps":-2}}}`, http.StatusBadRequest, "invalid_request", "rate_limit.rps"},
+		{"temperature above 2", `{"name":"a","model":"fake/m","temperature":5}`, http.StatusBadRequest, "invalid_request", "temperature 5; use a value from 0 to 2"},
+		{"negative temperature", `{"name":"a","model":"fake/m","temperature":-1}`, http.StatusBadRequest, "invalid_request", "temperature -1"},
 		{"too large", `{"name":"a","model":"fake/m","instructions":"` + strings.Repeat("x", 2<<10) + `"}`, http.StatusRequestEntityTooLarge, "request_too_large", "too large"},
 	}
 	for _, tt := range tests {
