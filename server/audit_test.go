@@ -191,6 +191,18 @@ func TestAuditLogHoldsNoPersonalData(t *testing.T) {
 			t.Errorf("%d %s events, want at least %d; events: %v", count[action], action, min, count)
 		}
 	}
+	// A bare family name selects its events, as its prefix with a dot does.
+	for family, want := range map[string]int{"pii": count["pii.detected"], "guard": count["guard.warn"] + count["guard.log"] + count["guard.block"]} {
+		got, _ := c.listAll(url.Values{"action": {family}})
+		if len(got) != want || want == 0 {
+			t.Errorf("GET /api/audit-logs?action=%s = %d events, want %d", family, len(got), want)
+		}
+		for _, e := range got {
+			if !strings.HasPrefix(e.Action, family+".") {
+				t.Errorf("action=%s listed %s", family, e.Action)
+			}
+		}
+	}
 	var directions []string
 	for _, e := range events {
 		if e.Action == "guard.warn" {
@@ -308,7 +320,8 @@ func TestAuditLogAPI(t *testing.T) {
 	}{
 		{"action=agent.", 3},
 		{"action=agent.create", 1},
-		{"action=agent", 0},
+		{"action=agent", 3}, // a bare family name is its prefix
+		{"action=agen", 0},
 		{"target=agent:writer", 3},
 		{"actor=" + url.QueryEscape(actor), 3},
 		{"actor=cli", 0},
