@@ -124,7 +124,13 @@ func walk(doc any, t reflect.Type, at string) error {
 	return nil
 }
 
+// join appends key to the path at. A key that is empty or holds the
+// path's own punctuation is quoted, so the path stays readable and
+// unambiguous: a."b.c", a."".
 func join(at, key string) string {
+	if key == "" || strings.ContainsAny(key, ".[]\" \t\n") {
+		key = strconv.Quote(key)
+	}
 	if at == "" {
 		return key
 	}

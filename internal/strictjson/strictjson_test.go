@@ -46,6 +46,7 @@ func TestCheck(t *testing.T) {
 		{"inside a map value", `{"guard":{"tags":{"x":{"nam":"b"}}}}`, "mw.guard.tags.x.nam"},
 		{"a field tagged -", `{"Skip":1}`, "mw.Skip"},
 		{"first in sorted order", `{"zz":1,"aa":2}`, "mw.aa"},
+		{"an empty or dotted key is quoted", `{"guard":{"a.b":1}}`, `mw.guard."a.b"`},
 		{"not JSON is the decoder's business", `{"guard":`, ""},
 	}
 	for _, tt := range tests {
@@ -79,4 +80,19 @@ func TestCheckNamesKnownKeys(t *testing.T) {
 	if diff := cmp.Diff([]string{"Plain", "guard", "tool_progress"}, ue.Known); diff != "" {
 		t.Errorf("Known (-want +got):\n%s", diff)
 	}
+}
+
+// FuzzCheck: any document, against a type with structs, pointers, slices,
+// maps and raw JSON, is judged without panicking, and a reported path is
+// never empty.
+func FuzzCheck(f *testing.F) {
+	f.Add([]byte(`{"guard":{"rules":[{"name":"a","x":1}]},"tool_progress":true}`))
+	f.Add([]byte(`{"guard":{"tags":{"k":{"nam":1}}},"Plain":[1,2]}`))
+	f.Add([]byte(`[{"a":1}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var ue *strictjson.UnknownFieldError
+		if err := strictjson.Check(data, &doc{}, ""); errors.As(err, &ue) && ue.Path == "" {
+			t.Errorf("Check(%q) reported an empty path", data)
+		}
+	})
 }
