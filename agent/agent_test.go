@@ -358,7 +358,7 @@ func TestStepLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.FinishReason != llm.FinishLength || res.Steps != 3 || res.Message.Text() != "Stopped after 3 tool steps without a final answer." {
+	if res.FinishReason != llm.FinishLength || res.Steps != 3 || res.Message.Text() != "Stopped at the step limit (max_steps 3) without a final answer: tools ran in 2 steps; the model's last tool call (calculator) was not run." {
 		t.Errorf("result = %q, %s, %d steps; want the stop note, length, 3 steps", res.Message.Text(), res.FinishReason, res.Steps)
 	}
 	if n := len(loop.requests()); n != 3 {
@@ -371,7 +371,7 @@ func TestStepLimit(t *testing.T) {
 		t.Errorf("usage = %+v, want the sum of 3 steps", res.Usage)
 	}
 	last := res.Messages[len(res.Messages)-1]
-	if len(last.ToolCalls) != 0 || last.Text() != "Stopped after 3 tool steps without a final answer." {
+	if len(last.ToolCalls) != 0 || last.Text() != "Stopped at the step limit (max_steps 3) without a final answer: tools ran in 2 steps; the model's last tool call (calculator) was not run." {
 		t.Errorf("last message %+v: want the note without unanswered calls", last)
 	}
 	if len(res.Messages) != 5 { // 2 × (call + result) + note
@@ -392,7 +392,7 @@ func TestStepLimitNoteAfterText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "Trying once more\n\nStopped after 1 tool steps without a final answer."; res.Message.Text() != want {
+	if want := "Trying once more\n\nStopped at the step limit (max_steps 1) without a final answer: no tool ran; the model's last tool call (calculator) was not run."; res.Message.Text() != want {
 		t.Errorf("text = %q, want %q", res.Message.Text(), want)
 	}
 }

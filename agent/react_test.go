@@ -143,13 +143,13 @@ func TestReActBudgets(t *testing.T) {
 		toolRuns int // flaky calls
 	}{
 		{"step budget", Agent{MaxSteps: 2}, Input{},
-			"Looking up both cities.\n\nStopped after 2 tool steps without a final answer.", 2, 0},
+			"Looking up both cities.\n\nStopped at the step limit (max_steps 2) without a final answer: tools ran in 1 step; the model's last tool call (flaky) was not run.", 2, 0},
 		{"token budget", Agent{TokenBudget: 150}, Input{},
 			"Looking up both cities.\n\nStopped after using 200 tokens, over this run's budget of 150, without a final answer.", 2, 0},
 		{"token budget of the request", Agent{TokenBudget: 10000}, Input{TokenBudget: 100},
 			"Looking up both cities.\n\nStopped after using 100 tokens, over this run's budget of 100, without a final answer.", 1, 0},
 		{"step budget of the request", Agent{}, Input{MaxSteps: 1},
-			"Looking up both cities.\n\nStopped after 1 tool steps without a final answer.", 1, 0},
+			"Looking up both cities.\n\nStopped at the step limit (max_steps 1) without a final answer: no tool ran; the model's last 2 tool calls (lookup_a, lookup_b) were not run.", 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -30,9 +30,10 @@ import (
 // invisible to the model. The model sees the client results in the next
 // request and calls the server tools again if it still needs them.
 //
-// When the model still calls tools after MaxSteps model calls, the run
-// does not execute them: it ends with the text "Stopped after N tool steps
-// without a final answer." and finish reason length, the reason OpenAI
+// When the model still calls tools at its MaxSteps-th model call, the run
+// does not execute them: it ends with the text "Stopped at the step limit
+// (max_steps N) without a final answer: …" saying how many steps ran
+// tools and which calls were not run, and finish reason length, the reason OpenAI
 // clients already treat as "the answer was cut short by a limit". A run
 // whose TokenBudget is spent by a step that calls tools ends the same way,
 // with the text "Stopped after using N tokens, over this run's budget of
@@ -217,7 +218,7 @@ func (r *run) loop(ctx context.Context, yield func(Event, error) bool) {
 			return
 
 		case step >= r.maxSteps:
-			note := fmt.Sprintf("Stopped after %d tool steps without a final answer.", r.maxSteps)
+			note := stepLimitNote(step, calls)
 			r.logger.LogAttrs(ctx, slog.LevelWarn, "agent step limit reached",
 				slog.String("agent", r.a.Name), slog.Int("steps", step))
 			r.stop(step, t, reply, note, yield)
@@ -432,4 +433,31 @@ func (r *run) callDelta(step int, t *turnState, d *llm.ToolCallDelta, yield func
 	return yield(Event{Type: EventToolCallDelta, Step: step, ToolCall: &llm.ToolCallDelta{
 		Index: c.clientIndex, ID: d.ID, ArgumentsDelta: d.ArgumentsDelta,
 	}}, nil)
+}
+
+// stepLimitNote says why a run stopped at its step limit: step model calls
+// were made, the steps before the last ran tools, and the last one's calls
+// were not run. With max_steps 1 no tool ran at all, which "after 1 tool
+// steps" used to hide.
+func stepLimitNote(step int, calls []*pendingCall) string {
+	var names []string
+	for _, c := range calls {
+		if !slices.Contains(names, c.name) {
+			names = append(names, c.name)
+		}
+	}
+	slices.Sort(names)
+	ran := "no tool ran"
+	switch step - 1 {
+	case 0:
+	case 1:
+		ran = "tools ran in 1 step"
+	default:
+		ran = fmt.Sprintf("tools ran in %d steps", step-1)
+	}
+	last := "tool call (" + strings.Join(names, ", ") + ") was"
+	if len(calls) > 1 {
+		last = fmt.Sprintf("%d tool calls (%s) were", len(calls), strings.Join(names, ", "))
+	}
+	return fmt.Sprintf("Stopped at the step limit (max_steps %d) without a final answer: %s; the model's last %s not run.", step, ran, last)
 }

@@ -32,7 +32,9 @@
 // Check is pure: it records nothing. Callers write the audit trail from the
 // returned decision with [Decision.WriteAudit], one line per match:
 //
-//	[GUARD] direction=input action=block rule="injection/ignore_previous" match="Ignore all previous instructions"
+//	[GUARD] direction=input action=block rule="injection/ignore_previous" kind=injection match_len=32
+//
+// The lines name the rule and the matched text's length, never the text.
 //
 // Typical use in a request handler:
 //

@@ -254,13 +254,13 @@ func TestAuditLine(t *testing.T) {
 	if err := d.WriteAudit(&buf, DirectionInput); err != nil {
 		t.Fatal(err)
 	}
-	want := `[GUARD] direction=input action=block rule="injection/ignore_previous" match="Ignore all previous instructions"
-[GUARD] direction=input action=log rule="zh" match="冰毒\"\n[GUARD] forged"
+	want := `[GUARD] direction=input action=block rule="injection/ignore_previous" kind=injection match_len=32
+[GUARD] direction=input action=log rule="zh" kind=keyword match_len=18
 `
 	if diff := cmp.Diff(want, buf.String()); diff != "" {
 		t.Errorf("audit (-want +got):\n%s", diff)
 	}
-	if got := AuditLine(DirectionOutput, Match{Rule: "r", Match: "m", Action: Warn}); got != `[GUARD] direction=output action=warn rule="r" match="m"` {
+	if got := AuditLine(DirectionOutput, Match{Rule: "r\n[GUARD] x", Match: "sk-SECRETabcdef", Action: Warn}); got != `[GUARD] direction=output action=warn rule="r\n[GUARD] x" match_len=15` {
 		t.Errorf("AuditLine = %s", got)
 	}
 }

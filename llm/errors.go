@@ -46,7 +46,9 @@ type Error struct {
 	Status int
 	// RetryAfter is the delay the provider asked for, 0 when none.
 	RetryAfter time.Duration
-	// Message is safe to show to API clients: it never holds credentials.
+	// Message is meant for API clients. It may quote the upstream's error
+	// text, which may quote a credential: Error passes its whole text
+	// through RedactSecrets, and clients see only Error's text.
 	Message string
 	// Err is the underlying cause, if any.
 	Err error
@@ -66,7 +68,7 @@ func (e *Error) Error() string {
 	if e.Err != nil && (e.Message == "" || e.Err.Error() != e.Message) {
 		s += ": " + e.Err.Error()
 	}
-	return s
+	return RedactSecrets(s)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -129,7 +129,9 @@ type Engine interface {
 type Embedder interface {
 	// Embed returns one vector of length Dimension() per text, in order.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
-	// Dimension is the length of every vector Embed returns.
+	// Dimension is the length of every vector Embed returns, or 0 while
+	// it is not known yet (an embedder that learns it from its first
+	// answer); after a successful Embed it is the length returned.
 	Dimension() int
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/audit"
@@ -17,8 +18,10 @@ import (
 //	GET /api/audit-logs?action=guard.&since=2026-01-01T00:00:00Z&limit=50
 //	→ {"events": [...], "next": "<cursor>"}
 //
-// Query parameters (all optional): action (exact, or a prefix ending in
-// "."), actor, target, since and until (RFC 3339; since <= created_at <
+// Query parameters (all optional): action (exact; a prefix ending in "."
+// selects a family, and so does a bare family name without a dot:
+// action=pii is action=pii., every action being family.verb), actor,
+// target, since and until (RFC 3339; since <= created_at <
 // until), limit (1-1000, default 100), cursor (the next of the previous
 // page). A bad value is a 400 naming the parameter.
 func (s *Server) registerAudit(mux *http.ServeMux) {
@@ -29,7 +32,7 @@ func (s *Server) listAuditLogs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := store.AuditFilter{
 		WorkspaceID: workspace(r),
-		Action:      q.Get("action"),
+		Action:      auditAction(q.Get("action")),
 		Actor:       q.Get("actor"),
 		Target:      q.Get("target"),
 		Cursor:      q.Get("cursor"),
@@ -83,4 +86,15 @@ func (s *Server) auditWorkflow(r *http.Request, action string, wf store.Workflow
 		details["name"], details["version"] = wf.Name, wf.Version
 	}
 	s.p.RecordAudit(r.Context(), store.AuditEvent{Action: action, Target: "workflow:" + wf.ID, Details: audit.Details(details)})
+}
+
+// auditAction turns the action parameter into the store's filter: every
+// recorded action is family.verb (guard.block, pii.detected), so a name
+// without a dot can only mean its family, which people type as "pii"
+// rather than "pii.".
+func auditAction(v string) string {
+	if v != "" && !strings.Contains(v, ".") {
+		return v + "."
+	}
+	return v
 }

@@ -175,8 +175,8 @@ func TestAuditLogHoldsNoPersonalData(t *testing.T) {
 				}
 			}
 		case e.Action == "guard.warn":
-			if d["rule"] != "card-digits" || d["match"] != "***" {
-				t.Errorf("guard.warn details = %s, want rule card-digits and match ***", e.Details)
+			if _, leaked := d["match"]; d["rule"] != "card-digits" || d["match_len"] == nil || leaked {
+				t.Errorf("guard.warn details = %s, want rule card-digits, match_len and no match text", e.Details)
 			}
 		case e.Action == "credential.put":
 			if e.Target != "provider:fake" {
@@ -189,6 +189,18 @@ func TestAuditLogHoldsNoPersonalData(t *testing.T) {
 	for action, min := range map[string]int{"guard.warn": 4, "guard.log": 2, "guard.block": 1, "pii.detected": 2, "credential.put": 1} {
 		if count[action] < min {
 			t.Errorf("%d %s events, want at least %d; events: %v", count[action], action, min, count)
+		}
+	}
+	// A bare family name selects its events, as its prefix with a dot does.
+	for family, want := range map[string]int{"pii": count["pii.detected"], "guard": count["guard.warn"] + count["guard.log"] + count["guard.block"]} {
+		got, _ := c.listAll(url.Values{"action": {family}})
+		if len(got) != want || want == 0 {
+			t.Errorf("GET /api/audit-logs?action=%s = %d events, want %d", family, len(got), want)
+		}
+		for _, e := range got {
+			if !strings.HasPrefix(e.Action, family+".") {
+				t.Errorf("action=%s listed %s", family, e.Action)
+			}
 		}
 	}
 	var directions []string
@@ -308,7 +320,8 @@ func TestAuditLogAPI(t *testing.T) {
 	}{
 		{"action=agent.", 3},
 		{"action=agent.create", 1},
-		{"action=agent", 0},
+		{"action=agent", 3}, // a bare family name is its prefix
+		{"action=agen", 0},
 		{"target=agent:writer", 3},
 		{"actor=" + url.QueryEscape(actor), 3},
 		{"actor=cli", 0},

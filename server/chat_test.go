@@ -124,7 +124,7 @@ func TestChatBudgets(t *testing.T) {
 		name, limits string
 		want         string
 	}{
-		{"max_steps", `"max_steps":1`, "Computing.\n\nStopped after 1 tool steps without a final answer."},
+		{"max_steps", `"max_steps":1`, "Computing.\n\nStopped at the step limit (max_steps 1) without a final answer: no tool ran; the model's last 3 tool calls (calculator) were not run."},
 		{"max_tokens", `"max_tokens":60`, "Computing.\n\nStopped after using 60 tokens, over this run's budget of 60, without a final answer."},
 	}
 	for _, tt := range tests {

@@ -1,14 +1,18 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/internal/strictjson"
+	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -42,16 +46,24 @@ func workspace(r *http.Request) string {
 
 // decodeBody reads a JSON object into v, refusing unknown fields so that a
 // misspelt field is an error rather than silently ignored.
+// An unknown key is named by its path (middleware.guard.rules[0].nme).
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(v)
+	}
+	if err != nil {
 		var mbe *http.MaxBytesError
+		var unknown *strictjson.UnknownFieldError
 		switch {
 		case errors.As(err, &mbe):
 			apierr.Write(w, &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest, Code: "request_too_large", Message: "request body is too large"})
 		case errors.Is(err, io.EOF):
 			apierr.Write(w, apierr.BadRequest("", "request body is empty: send a JSON object"))
+		case errors.As(strictjson.Check(data, v, ""), &unknown):
+			apierr.Write(w, apierr.BadRequest(unknown.Path, "request body is not valid: "+unknown.Error()))
 		default:
 			apierr.Write(w, apierr.BadRequest("", "request body is not valid: "+err.Error()))
 		}
@@ -60,21 +72,82 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool 
 	return true
 }
 
-// storeError maps store and platform errors to API errors.
-func storeError(w http.ResponseWriter, err error) {
+// agentMiddleware is the shape of an agent's middleware object (what
+// platform keeps in store.AgentParams.Middleware), against which the API
+// refuses unknown keys: the body keeps it as raw JSON, which
+// DisallowUnknownFields does not look into.
+type agentMiddleware struct {
+	middleware.Settings
+	ToolProgress bool `json:"tool_progress"`
+}
+
+// checkMiddleware refuses an unknown key inside the agent's middleware,
+// naming its path (middleware.gaurd).
+func (b agentBody) checkMiddleware(w http.ResponseWriter) bool {
+	var unknown *strictjson.UnknownFieldError
+	if errors.As(strictjson.Check(b.Middleware, &agentMiddleware{}, "middleware"), &unknown) {
+		apierr.Write(w, apierr.BadRequest(unknown.Path, "request body is not valid: "+unknown.Error()))
+		return false
+	}
+	return true
+}
+
+// storeError maps store and platform errors to API errors. Store errors
+// get plain messages: what the store says after its sentinel (a
+// validation message, "workspace does not exist"), never the operation or
+// driver text before it (sqlite: create agent …).
+func storeError(w http.ResponseWriter, err error) { storeErrorAbout(w, err, "", "") }
+
+// storeErrorAbout is storeError for a request about the thing named name
+// of kind what ("agent", "workflow"), whose not-found and conflict
+// messages then say which: an agent named "x" already exists.
+func storeErrorAbout(w http.ResponseWriter, err error, what, name string) {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		apierr.Write(w, apierr.NotFound("not_found", err.Error()))
-	case errors.Is(err, store.ErrConflict):
-		apierr.Write(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "conflict", Message: err.Error()})
+		msg := plainStoreMessage(err, store.ErrNotFound, "not found")
+		if what != "" && name != "" {
+			msg = fmt.Sprintf("%s %q does not exist in this workspace", what, name)
+		}
+		apierr.Write(w, apierr.NotFound("not_found", msg))
 	case errors.Is(err, platform.ErrConfigAgent):
 		apierr.Write(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "defined_in_config", Message: err.Error()})
-	case errors.Is(err, store.ErrInvalid), errors.Is(err, platform.ErrUnknownProvider), errors.Is(err, tool.ErrUnknownTool), errors.Is(err, platform.ErrInvalidAgent),
+	case errors.Is(err, store.ErrConflict):
+		msg := plainStoreMessage(err, store.ErrConflict, "conflict with what is stored")
+		if what != "" && name != "" && msg == "already exists" {
+			msg = fmt.Sprintf("%s %s named %q already exists in this workspace: choose another name", article(what), what, name)
+		}
+		apierr.Write(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "conflict", Message: msg})
+	case errors.Is(err, store.ErrInvalid):
+		apierr.Write(w, apierr.BadRequest("", plainStoreMessage(err, store.ErrInvalid, "invalid input")))
+	case errors.Is(err, platform.ErrUnknownProvider), errors.Is(err, tool.ErrUnknownTool), errors.Is(err, platform.ErrInvalidAgent),
 		errors.Is(err, platform.ErrInvalidMCPServer):
 		apierr.Write(w, apierr.BadRequest("", err.Error()))
 	default:
 		apierr.Write(w, &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer, Code: "internal", Message: "internal error"})
 	}
+}
+
+// plainStoreMessage is the part of err's text a client may read: what
+// follows the sentinel ("store: conflict: already exists" → "already
+// exists"), else what precedes it when no driver wrote it (kb: knowledge
+// base "x" does not exist in this workspace), else fallback.
+func plainStoreMessage(err, sentinel error, fallback string) string {
+	before, after, found := strings.Cut(err.Error(), sentinel.Error())
+	if after = strings.TrimSpace(strings.TrimPrefix(after, ":")); after != "" {
+		return after
+	}
+	before = strings.TrimSuffix(strings.TrimSpace(before), ":")
+	if !found || before == "" || strings.Contains(before, "sqlite:") || strings.Contains(before, "postgres:") {
+		return fallback
+	}
+	return before
+}
+
+func article(noun string) string {
+	if noun != "" && strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 // agentBody is the JSON of an agent in the management API.
@@ -123,21 +196,24 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 	var b agentBody
-	if !s.decodeBody(w, r, &b) {
+	if !s.decodeBody(w, r, &b) || !b.checkMiddleware(w) {
 		return
 	}
-	a, err := s.p.CreateAgent(r.Context(), b.row(workspace(r)))
+	row := b.row(workspace(r))
+	a, err := s.p.CreateAgent(r.Context(), row)
 	if err != nil {
-		storeError(w, err)
+		storeErrorAbout(w, err, "agent", row.Name)
 		return
 	}
 	writeJSON(w, http.StatusCreated, a)
 }
 
+// getAgent answers GET /api/agents/{id}, where id may also be the agent's
+// name, as for knowledge bases.
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
 	a, err := s.p.GetAgent(r.Context(), workspace(r), r.PathValue("id"))
 	if err != nil {
-		storeError(w, err)
+		storeErrorAbout(w, err, "agent", r.PathValue("id"))
 		return
 	}
 	writeJSON(w, http.StatusOK, a)
@@ -145,14 +221,18 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) {
 	var b agentBody
-	if !s.decodeBody(w, r, &b) {
+	if !s.decodeBody(w, r, &b) || !b.checkMiddleware(w) {
 		return
 	}
 	row := b.row(workspace(r))
 	row.ID = r.PathValue("id")
 	a, err := s.p.UpdateAgent(r.Context(), row)
+	if errors.Is(err, store.ErrNotFound) {
+		storeErrorAbout(w, err, "agent", row.ID)
+		return
+	}
 	if err != nil {
-		storeError(w, err)
+		storeErrorAbout(w, err, "agent", row.Name)
 		return
 	}
 	writeJSON(w, http.StatusOK, a)

@@ -219,7 +219,7 @@ func TestAgentsBadRequests(t *testing.T) {
 		code       string
 		mention    string // the message must contain it
 	}{
-		{"duplicate name", `{"name":"taken","model":"fake/m"}`, http.StatusConflict, "conflict", "conflict"},
+		{"duplicate name", `{"name":"taken","model":"fake/m"}`, http.StatusConflict, "conflict", `an agent named "taken" already exists`},
 		{"unknown field", `{"name":"a","model":"fake/m","colour":"blue"}`, http.StatusBadRequest, "invalid_request", `"colour"`},
 		{"empty body", ``, http.StatusBadRequest, "invalid_request", "empty"},
 		{"not JSON", `name=a`, http.StatusBadRequest, "invalid_request", "not valid"},
@@ -229,6 +229,8 @@ func TestAgentsBadRequests(t *testing.T) {
 		{"model without provider", `{"name":"a","model":"gpt-4o"}`, http.StatusBadRequest, "invalid_request", "PROVIDER/MODEL"},
 		{"no name", `{"model":"fake/m"}`, http.StatusBadRequest, "invalid_request", "name"},
 		{"bad middleware", `{"name":"a","model":"fake/m","middleware":{"rate_limit":{"rps":-2}}}`, http.StatusBadRequest, "invalid_request", "rate_limit.rps"},
+		{"temperature above 2", `{"name":"a","model":"fake/m","temperature":5}`, http.StatusBadRequest, "invalid_request", "temperature 5; use a value from 0 to 2"},
+		{"negative temperature", `{"name":"a","model":"fake/m","temperature":-1}`, http.StatusBadRequest, "invalid_request", "temperature -1"},
 		{"too large", `{"name":"a","model":"fake/m","instructions":"` + strings.Repeat("x", 2<<10) + `"}`, http.StatusRequestEntityTooLarge, "request_too_large", "too large"},
 	}
 	for _, tt := range tests {
@@ -245,6 +247,88 @@ func TestAgentsBadRequests(t *testing.T) {
 	c.json("GET", "/api/agents", "", http.StatusOK, &list)
 	if len(list.Data) != 1 {
 		t.Errorf("refused agents were stored: %+v", list.Data)
+	}
+}
+
+// TestAgentsUnknownKeysNamedByPath checks that a misspelt key is refused
+// wherever it stands, inside the middleware object too, with its path as
+// the error's param, on POST and PUT; known keys at every level pass.
+func TestAgentsUnknownKeysNamedByPath(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.NewOpenAI(t)
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{fakeProvider(fake)}})
+	c := client{t: t, base: env.URL, key: env.Key}
+	var created store.Agent
+	c.json("POST", "/api/agents", `{"name":"ok","model":"fake/m","middleware":{"tool_progress":true,"guard":{"rules":[{"name":"r","keywords":["x"],"action":"block"}],"scan_output":true},"pii":{"mode":"mask"},"retry":{"max_retries":1}}}`,
+		http.StatusCreated, &created)
+
+	tests := []struct {
+		name, body, param string
+	}{
+		{"top level", `{"name":"a","model":"fake/m","nmae":"b"}`, "nmae"},
+		{"middleware key", `{"name":"a","model":"fake/m","middleware":{"gaurd":{"injection":true}}}`, "middleware.gaurd"},
+		{"guard key", `{"name":"a","model":"fake/m","middleware":{"guard":{"scan_ouput":true}}}`, "middleware.guard.scan_ouput"},
+		{"guard rule key", `{"name":"a","model":"fake/m","middleware":{"guard":{"rules":[{"name":"r","keywords":["x"],"action":"block","directon":"output"}]}}}`, "middleware.guard.rules[0].directon"},
+		{"retry key", `{"name":"a","model":"fake/m","middleware":{"retry":{"max_retry":1}}}`, "middleware.retry.max_retry"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := client{t: t, base: env.URL, key: env.Key}
+			for _, req := range []struct{ method, path string }{{"POST", "/api/agents"}, {"PUT", "/api/agents/" + created.ID}} {
+				resp, body := c.do(req.method, req.path, tt.body)
+				d := wantError(t, resp, body, http.StatusBadRequest, "invalid_request")
+				if d.Param != tt.param || !strings.Contains(d.Message, `"`+tt.param+`"`) {
+					t.Errorf("%s %s: param %v, message %q; want both to name %s", req.method, req.path, d.Param, d.Message, tt.param)
+				}
+			}
+		})
+	}
+	var list struct{ Data []store.Agent }
+	c.json("GET", "/api/agents", "", http.StatusOK, &list)
+	if len(list.Data) != 1 || list.Data[0].Name != "ok" {
+		t.Errorf("refused agents were stored or changed: %+v", list.Data)
+	}
+}
+
+// TestAgentsByNameAndPlainConflicts: an agent can be fetched by its name
+// as by its id; a name taken on POST or PUT is a 409 with a plain message,
+// and no store error shows the driver's text.
+func TestAgentsByNameAndPlainConflicts(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.NewOpenAI(t)
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{fakeProvider(fake)}})
+	c := client{t: t, base: env.URL, key: env.Key}
+	var writer, other, got store.Agent
+	c.json("POST", "/api/agents", `{"name":"writer","model":"fake/m"}`, http.StatusCreated, &writer)
+	c.json("POST", "/api/agents", `{"name":"other","model":"fake/m"}`, http.StatusCreated, &other)
+	c.json("GET", "/api/agents/writer", "", http.StatusOK, &got)
+	if got.ID != writer.ID {
+		t.Errorf("GET /api/agents/writer = %+v, want agent %s", got, writer.ID)
+	}
+	tests := []struct {
+		method, path, body string
+		status             int
+		code, message      string
+	}{
+		{"POST", "/api/agents", `{"name":"writer","model":"fake/m"}`, http.StatusConflict, "conflict",
+			`an agent named "writer" already exists in this workspace: choose another name`},
+		{"PUT", "/api/agents/" + other.ID, `{"name":"writer","model":"fake/m"}`, http.StatusConflict, "conflict",
+			`an agent named "writer" already exists in this workspace: choose another name`},
+		{"GET", "/api/agents/nobody", "", http.StatusNotFound, "not_found", `agent "nobody" does not exist in this workspace`},
+		{"PUT", "/api/agents/nobody", `{"name":"x","model":"fake/m"}`, http.StatusNotFound, "not_found", `agent "nobody" does not exist in this workspace`},
+		{"DELETE", "/api/agents/nobody", "", http.StatusNotFound, "not_found", "not found"},
+	}
+	for _, tt := range tests {
+		resp, body := c.do(tt.method, tt.path, tt.body)
+		d := wantError(t, resp, body, tt.status, tt.code)
+		if d.Message != tt.message {
+			t.Errorf("%s %s: message %q, want %q", tt.method, tt.path, d.Message, tt.message)
+		}
+		for _, internal := range []string{"sqlite", "postgres", "UNIQUE", "constraint", "store:"} {
+			if strings.Contains(string(body), internal) {
+				t.Errorf("%s %s: answer %s shows %q", tt.method, tt.path, body, internal)
+			}
+		}
 	}
 }
 

@@ -173,6 +173,18 @@ func (s *Server) readDefinition(w http.ResponseWriter, r *http.Request) (*workfl
 		probs = append(probs, inv.Problems...)
 	}
 	probs = append(probs, s.opts.Runs.Ceilings().Check(def.Settings)...)
+	// Validate cannot know the workspace: an agent node naming an agent
+	// it lacks would be saved and fail only when a run reaches it.
+	agents, err := s.p.Agents(r.Context(), workspace(r))
+	if err != nil {
+		storeError(w, err)
+		return nil, false
+	}
+	names := make([]string, len(agents))
+	for i, a := range agents {
+		names[i] = a.Name
+	}
+	probs = append(probs, workflow.CheckAgents(def, s.opts.Runs.Engine().Registry(), names)...)
 	if len(probs) > 0 {
 		invalidWorkflow(w, probs)
 		return nil, false
@@ -213,17 +225,24 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 	}
 	wf, err := s.p.Store().Workflows().Create(r.Context(), row)
 	if err != nil {
-		storeError(w, err)
+		storeErrorAbout(w, err, "workflow", row.Name)
 		return
 	}
 	s.auditWorkflow(r, "workflow.create", wf, nil)
 	writeJSON(w, http.StatusCreated, wf)
 }
 
+// getWorkflow answers GET /api/workflows/{id}, where id may also be the
+// workflow's name, as for knowledge bases.
 func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
-	wf, err := s.p.Store().Workflows().Get(r.Context(), workspace(r), r.PathValue("id"))
+	ws, idOrName := workspace(r), r.PathValue("id")
+	wfs := s.p.Store().Workflows()
+	wf, err := wfs.Get(r.Context(), ws, idOrName)
+	if errors.Is(err, store.ErrNotFound) {
+		wf, err = wfs.GetByName(r.Context(), ws, idOrName)
+	}
 	if err != nil {
-		storeError(w, err)
+		storeErrorAbout(w, err, "workflow", idOrName)
 		return
 	}
 	writeJSON(w, http.StatusOK, wf)
@@ -252,6 +271,10 @@ func (s *Server) saveDefinition(w http.ResponseWriter, r *http.Request, ws, id s
 		return
 	}
 	wf, err := s.p.Store().Workflows().Save(r.Context(), row)
+	if errors.Is(err, store.ErrConflict) {
+		storeErrorAbout(w, err, "workflow", row.Name)
+		return
+	}
 	if err != nil {
 		storeError(w, err)
 		return

@@ -339,6 +339,67 @@ func TestInvalidWorkflowListsEveryProblem(t *testing.T) {
 	}
 }
 
+// TestWorkflowNamingUnknownAgent: saving a workflow whose agent node names
+// an agent the workspace lacks is a 422 naming the node's config path and
+// the agent, on POST and PUT; once the agent exists it saves.
+func TestWorkflowNamingUnknownAgent(t *testing.T) {
+	t.Parallel()
+	e := newWorkflowEnv(t)
+	flow := func(name string) string {
+		return `{"name":"` + name + `","nodes":[{"id":"start","type":"start"},
+{"id":"draft","type":"agent","config":{"agent":"writer","prompt":"Draft: {{input}}"}},
+{"id":"end","type":"end"}],
+"edges":[{"id":"e1","source":"start","target":"draft"},{"id":"e2","source":"draft","target":"end"}]}`
+	}
+	check := func(resp *http.Response, body []byte) {
+		t.Helper()
+		if resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Fatalf("status %d %s, want 422", resp.StatusCode, body)
+		}
+		var p problems
+		if err := json.Unmarshal(body, &p); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Error.Problems) != 1 || p.Error.Problems[0].Path != "nodes[1].config.agent" || !strings.Contains(p.Error.Problems[0].Message, `"writer"`) {
+			t.Errorf("problems %+v, want one at nodes[1].config.agent naming \"writer\"", p.Error.Problems)
+		}
+	}
+	check(e.c.do("POST", "/api/workflows", flow("memo")))
+	wf := e.create(simpleFlow)
+	check(e.c.do("PUT", "/api/workflows/"+wf.ID, flow("memo")))
+
+	if _, err := e.Store.Agents().Create(t.Context(), store.Agent{WorkspaceID: e.Workspace.ID, Name: "writer", Model: "fake/m", Source: store.SourceAPI}); err != nil {
+		t.Fatal(err)
+	}
+	e.c.json("PUT", "/api/workflows/"+wf.ID, flow("memo"), http.StatusOK, nil)
+	e.create(flow("memo2"))
+}
+
+// TestWorkflowsByNameAndPlainConflicts: a workflow can be fetched by its
+// name as by its id, and a name taken is a 409 with a plain message.
+func TestWorkflowsByNameAndPlainConflicts(t *testing.T) {
+	t.Parallel()
+	e := newWorkflowEnv(t)
+	wf := e.create(simpleFlow)
+	var got store.Workflow
+	e.c.json("GET", "/api/workflows/memo", "", http.StatusOK, &got)
+	if got.ID != wf.ID {
+		t.Errorf("GET /api/workflows/memo = %+v, want workflow %s", got, wf.ID)
+	}
+	other := e.create(strings.Replace(simpleFlow, `"name":"memo"`, `"name":"other"`, 1))
+	want := `a workflow named "memo" already exists in this workspace: choose another name`
+	for _, req := range []struct{ method, path string }{{"POST", "/api/workflows"}, {"PUT", "/api/workflows/" + other.ID}} {
+		resp, body := e.c.do(req.method, req.path, simpleFlow)
+		if d := wantError(t, resp, body, http.StatusConflict, "conflict"); d.Message != want {
+			t.Errorf("%s %s: message %q, want %q", req.method, req.path, d.Message, want)
+		}
+	}
+	resp, body := e.c.do("GET", "/api/workflows/nothing", "")
+	if d := wantError(t, resp, body, http.StatusNotFound, "not_found"); d.Message != `workflow "nothing" does not exist in this workspace` {
+		t.Errorf("GET unknown workflow: message %q", d.Message)
+	}
+}
+
 func TestWorkflowRun(t *testing.T) {
 	t.Parallel()
 	e := newWorkflowEnv(t, llmtest.Turn{Text: "A memo."}, llmtest.Turn{Text: "Old memo."})

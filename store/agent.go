@@ -65,6 +65,14 @@ type AgentParams struct {
 	KnowledgeBases []string `json:"knowledge_bases,omitempty"`
 }
 
+// The range of AgentParams.Temperature: what OpenAI accepts (Anthropic's
+// is 0 to 1 and its API refuses more). A value outside it would reach
+// the provider unchecked and fail every call.
+const (
+	MinTemperature = 0.0
+	MaxTemperature = 2.0
+)
+
 // Validate reports whether a can be written.
 func (a Agent) Validate() error {
 	switch {
@@ -77,6 +85,9 @@ func (a Agent) Validate() error {
 	case !a.Source.valid():
 		return fmt.Errorf("%w: agent %q has source %q; set Agent.Source to %q or %q",
 			ErrInvalid, a.Name, a.Source, SourceConfig, SourceAPI)
+	case a.Params.Temperature != nil && !(*a.Params.Temperature >= MinTemperature && *a.Params.Temperature <= MaxTemperature):
+		return fmt.Errorf("%w: agent %q has temperature %v; use a value from %v to %v, or leave it out for the provider's default",
+			ErrInvalid, a.Name, *a.Params.Temperature, MinTemperature, MaxTemperature)
 	case a.Params.MaxTokens < 0:
 		return fmt.Errorf("%w: agent %q has max_tokens %d; set it to 0 (default) or more", ErrInvalid, a.Name, a.Params.MaxTokens)
 	case a.Params.TokenBudget < 0 || a.Params.ToolTimeoutSeconds < 0 || a.Params.MaxToolResultBytes < 0:

@@ -337,8 +337,15 @@ func (e *Engine) Run(ctx context.Context, p *Plan, req Request) Outcome {
 		out = &Outcome{Status: StatusSucceeded, Output: final}
 	}
 	if out.Status == StatusSucceeded {
-		if err := r.hook(ctx, hookOnComplete, nil, out.Output); err != nil {
+		// Code hooks at on_complete replace the run's output (docs/workflow.md);
+		// out may be r.outcome, so the replaced outcome is a copy.
+		v, err := r.runHooks(ctx, hookOnComplete, nil, out.Output)
+		if err != nil {
 			out = &Outcome{Status: StatusFailed, Error: err.Error()}
+		} else {
+			done := *out
+			done.Output = v
+			out = &done
 		}
 	}
 	if out.Status == StatusFailed || out.Status == StatusFailedContract {

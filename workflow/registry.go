@@ -98,6 +98,9 @@ type ConfigKey struct {
 	Elem *ConfigKey
 	// Fields, for objects, describes the keys; nil accepts any keys.
 	Fields []ConfigKey
+	// NamesAgent, for strings, marks the value as the name of a workspace
+	// agent: [CheckAgents] reports names that are not among the known ones.
+	NamesAgent bool
 	// Doc is a one-line description.
 	Doc string
 }

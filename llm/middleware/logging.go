@@ -31,7 +31,7 @@ type LoggingOptions struct {
 //   - Info "llm request finished": provider, model, latency_ms,
 //     first_event_ms (streams), input_tokens, output_tokens, cached_tokens,
 //     finish_reason, tool_calls (a count) and input_preview, the last user
-//     message cut to PreviewLen characters.
+//     message cut to PreviewLen characters, key-like strings redacted.
 //   - Warn "llm request failed": the same keys known at that point, plus
 //     status, error and error_kind; Info when the caller cancelled.
 //   - Info "llm stream abandoned": the consumer stopped reading first.
@@ -235,10 +235,25 @@ func debugMessage(msg llm.Message) loggedMessage {
 func inputPreview(req llm.Request) string {
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		if req.Messages[i].Role == llm.RoleUser {
-			return truncate(req.Messages[i].Text(), PreviewLen)
+			return preview(req.Messages[i].Text())
 		}
 	}
 	return ""
+}
+
+// previewSlack is how far past PreviewLen the text is searched for
+// secrets, so that one cut by the preview's end is still recognised.
+const previewSlack = 64
+
+// preview is the start of a user's text for the Info record, key-like
+// strings redacted (llm.RedactSecrets): people paste API keys into chats,
+// and Info logs are kept and shipped more widely than Debug ones. Only the
+// head is scanned, so a long prompt costs no more than a short one.
+func preview(s string) string {
+	if utf8.RuneCountInString(s) > PreviewLen+previewSlack {
+		s = truncate(s, PreviewLen+previewSlack)
+	}
+	return truncate(llm.RedactSecrets(s), PreviewLen)
 }
 
 // truncate cuts s to at most n characters, the last being "…" when cut.

@@ -192,3 +192,30 @@ func TestTruncate(t *testing.T) {
 		}
 	}
 }
+
+// TestLoggingPreviewRedactsKeys: an API key pasted into a prompt does not
+// reach the Info record's preview, also when the preview's end cuts it.
+func TestLoggingPreviewRedactsKeys(t *testing.T) {
+	const key = "sk-proj-SECRETabcdef0123456789xyz"
+	for name, text := range map[string]string{
+		"short": "my key is " + key + ", keep it",
+		"cut":   strings.Repeat("a ", (PreviewLen-6)/2) + key + strings.Repeat(" b", 200),
+	} {
+		t.Run(name, func(t *testing.T) {
+			logger, buf := newLogger(slog.LevelInfo)
+			m := Logging(&LoggingOptions{Logger: logger})(newFake(t, toolCallAnswer()))
+			if _, err := m.Generate(context.Background(), loggingRequest(text)); err != nil {
+				t.Fatal(err)
+			}
+			for _, frag := range []string{"SECRET", "abcdef", "0123", "xyz", "sk-proj"} {
+				if strings.Contains(buf.String(), frag) {
+					t.Errorf("Info log holds %q of the key:\n%s", frag, buf.String())
+				}
+			}
+			// The preview's end may cut the marker itself ("[reda…").
+			if !strings.Contains(buf.String(), llm.Redacted[:5]) {
+				t.Errorf("preview lacks %s:\n%s", llm.Redacted, buf.String())
+			}
+		})
+	}
+}

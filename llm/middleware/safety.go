@@ -19,12 +19,12 @@ type GuardOptions struct {
 	// ScanOutput also checks the model's answer; in streams, text is held
 	// back until scanned, so a blocked phrase never reaches the client.
 	ScanOutput bool
-	// Logger receives the audit lines ([GUARD] ...), their match excerpt
-	// with personal data redacted. Default: discard.
+	// Logger receives the audit lines ([GUARD] ...), which name the rule
+	// and the match's length, never the matched text. Default: discard.
 	Logger *slog.Logger
 	// Audit, when set, receives one event per match next to the audit
 	// line: action "guard.block", "guard.warn" or "guard.log", details
-	// {direction, rule, match (redacted)}.
+	// {direction, rule, kind, match_len}.
 	Audit AuditFunc
 }
 
@@ -51,13 +51,13 @@ type guarded struct {
 
 func (g *guarded) audit(ctx context.Context, dir guard.Direction, d guard.Decision) {
 	for _, m := range d.Matches {
-		// The excerpt is the user's (or the model's) own text: a rule
-		// may well match next to, or on, a card number or an address.
-		m.Match = pii.Redact(m.Match)
+		// The matched text is the user's (or the model's) own: a rule may
+		// match a key, a password or personal data, which redaction
+		// patterns do not all know. Only the rule and the length leave.
 		g.o.Logger.LogAttrs(ctx, slog.LevelWarn, guard.AuditLine(dir, m))
 		if g.o.Audit != nil {
 			g.o.Audit(ctx, "guard."+m.Action.String(), map[string]any{
-				"direction": dir.String(), "rule": m.Rule, "match": m.Match,
+				"direction": dir.String(), "rule": m.Rule, "kind": string(m.Kind), "match_len": m.Len(),
 			})
 		}
 	}

@@ -157,6 +157,37 @@ pii: {locales: [JP, Global], mode: mask}
 	}
 }
 
+// TestOutputRuleScansOutputWithoutScanOutput: a rule whose direction is
+// output checks answers although scan_output is not set, in Generate and
+// in streams.
+func TestOutputRuleScansOutputWithoutScanOutput(t *testing.T) {
+	var s middleware.Settings
+	if err := yaml.Unmarshal([]byte(`
+guard: {rules: [{name: codeword, keywords: [swordfish], action: block, direction: output}]}
+`), &s); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewOpenAI(t, llmtest.Turn{Text: "The code is swordfish."},
+		llmtest.Turn{Chunks: []string{"The code is SWO", "RDF", "ISH, keep it safe."}})
+	m, _ := openai.New(&openai.Options{BaseURL: srv.URL + "/v1"})
+	model := llm.Chain(m, middleware.Build(s, nil)...)
+	req := llm.Request{Model: "m", Messages: []llm.Message{llm.Text(llm.RoleUser, "What is the code?")}}
+	resp, err := model.Generate(t.Context(), req)
+	if err != nil || resp.Message.Text() != guard.DefaultBlockMessage {
+		t.Errorf("Generate answered %q, %v; want the block message", resp.Message.Text(), err)
+	}
+	got, err := llm.Collect(model.Stream(t.Context(), req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := strings.ToLower(got.Message.Text()); strings.Contains(text, "swo") || text != strings.ToLower(guard.DefaultBlockMessage) {
+		t.Errorf("Stream answered %q; want the block message and no part of the phrase", got.Message.Text())
+	}
+}
+
 // TestPIIRestoresStreamedToolCallArguments: a tool the model calls in a
 // stream gets the user's original values, whichever fragment boundary a
 // token straddles, and the assembled call is what a Generate would give.

@@ -50,7 +50,23 @@ type GuardSettings struct {
 	BlockMessage    string `yaml:"block_message,omitempty" json:"block_message,omitempty"`
 	OffTopicMessage string `yaml:"off_topic_message,omitempty" json:"off_topic_message,omitempty"`
 	// ScanOutput also checks answers (streams are held back until scanned).
+	// A rule with direction output turns it on by itself: such a rule
+	// would otherwise never see any text.
 	ScanOutput bool `yaml:"scan_output,omitempty" json:"scan_output,omitempty"`
+}
+
+// scansOutput reports whether answers are checked: scan_output is set or a
+// rule is meant for output only.
+func (g *GuardSettings) scansOutput() bool {
+	if g.ScanOutput {
+		return true
+	}
+	for _, r := range g.Rules {
+		if r.Direction == "output" {
+			return true
+		}
+	}
+	return false
 }
 
 // Policy builds the guard.Filter these settings describe.
@@ -249,7 +265,7 @@ func BuildWith(s Settings, opts *BuildOptions) []llm.Middleware {
 		if p, err := s.Guard.Policy(); err != nil {
 			mws = append(mws, refuseAll(err))
 		} else {
-			mws = append(mws, Guard(GuardOptions{Policy: p, ScanOutput: s.Guard.ScanOutput, Logger: logger, Audit: o.Audit}))
+			mws = append(mws, Guard(GuardOptions{Policy: p, ScanOutput: s.Guard.scansOutput(), Logger: logger, Audit: o.Audit}))
 		}
 	}
 	if s.PII != nil {

@@ -24,9 +24,8 @@
 // Dimension: with Options.Dimension set, every vector is checked against
 // it and Dimension() reports it from the start. With 0 the client learns
 // the length from the first successful answer; Dimension() is 0 until then
-// and every later answer must match. Engines that check the dimension when
-// they are built (memory.New does) therefore need either Options.Dimension
-// or one Embed call first. Learning is allowed because local servers
+// and every later answer must match. The search engines accept 0 when they
+// are built and check each vector after Embed. Learning is allowed because local servers
 // (Ollama, vLLM) make the length a property of whichever model is loaded;
 // setting it is recommended because a model swapped behind the same name
 // is then caught at once instead of on the first mismatch.

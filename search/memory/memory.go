@@ -95,8 +95,10 @@ func New(opts *Options) (*Engine, error) {
 	if e.tok == nil {
 		e.tok = token.New(nil)
 	}
-	if e.emb != nil && e.emb.Dimension() <= 0 {
-		return nil, fmt.Errorf("memory: embedder dimension %d: must be positive", e.emb.Dimension())
+	// Dimension 0 means not known yet: embed.Client learns it from its
+	// first answer, and every vector is checked against it after Embed.
+	if e.emb != nil && e.emb.Dimension() < 0 {
+		return nil, fmt.Errorf("memory: embedder dimension %d: must be positive, or 0 to learn it from the first answer", e.emb.Dimension())
 	}
 	e.searcher = engine.Searcher{
 		Prefix:   "memory",

@@ -68,6 +68,7 @@ func Run(t *testing.T, newEngine func(t *testing.T, emb search.Embedder) search.
 	t.Run("japanese", s.japanese)
 	t.Run("vector/nearest_first", s.vectorNearest)
 	t.Run("vector/no_embedder", s.vectorNoEmbedder)
+	t.Run("vector/learned_dimension", s.vectorLearnedDimension)
 	t.Run("hybrid/embedder_fails", s.hybridEmbedderFails)
 	t.Run("hybrid/no_embedder", s.hybridNoEmbedder)
 	t.Run("hybrid/fuses", s.hybridFuses)
@@ -377,6 +378,46 @@ func vectorDocs() []search.Document {
 		{ID: "northeast", Index: "vec", Text: "northeast wind", Metadata: map[string]string{"side": "right"}},
 		{ID: "east", Index: "vec", Text: "east wind", Metadata: map[string]string{"side": "right"}},
 		{ID: "south", Index: "vec", Text: "south wind", Metadata: map[string]string{"side": "left"}},
+	}
+}
+
+// learningEmbedder reports dimension 0 until its first answer, as
+// embed.Client does without Options.Dimension (dimensions: left out of the
+// configuration, the README's example).
+type learningEmbedder struct {
+	*TableEmbedder
+	mu      sync.Mutex
+	learned bool // guarded by mu
+}
+
+func (l *learningEmbedder) Dimension() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.learned {
+		return 0
+	}
+	return l.TableEmbedder.Dimension()
+}
+
+func (l *learningEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := l.TableEmbedder.Embed(ctx, texts)
+	if err == nil {
+		l.mu.Lock()
+		l.learned = true
+		l.mu.Unlock()
+	}
+	return vs, err
+}
+
+// vectorLearnedDimension checks that an engine accepts an embedder whose
+// dimension is not known yet (0) and learns it from the first answer,
+// instead of refusing to start.
+func (s suite) vectorLearnedDimension(t *testing.T) {
+	emb := &learningEmbedder{TableEmbedder: NewTableEmbedder(3, vectorTable())}
+	e := s.engine(t, emb, vectorDocs()...)
+	res := mustSearch(t, e, search.Query{Text: "query north", Mode: search.ModeVector, TopK: 2})
+	if diff := gocmp.Diff([]string{"vec/north", "vec/northeast"}, keys(res.Hits)); diff != "" {
+		t.Errorf("vector hits with a learned dimension (-want +got):\n%s", diff)
 	}
 }
 

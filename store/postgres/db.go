@@ -18,8 +18,7 @@ const (
 	foreignKeyViolation = "23503"
 )
 
-// mapErr translates PostgreSQL errors into the store's sentinels, keeping
-// the server's message for the log.
+// mapErr translates PostgreSQL errors into the store's sentinels.
 func mapErr(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.ErrNotFound
@@ -28,7 +27,10 @@ func mapErr(err error) error {
 	if errors.As(err, &pe) {
 		switch pe.Code {
 		case uniqueViolation:
-			return fmt.Errorf("%w: %v", store.ErrConflict, err)
+			// The driver's text names tables and constraints; it is left
+			// out because store errors reach API clients (as "already
+			// exists") and the operation wrapping this says what failed.
+			return fmt.Errorf("%w: already exists", store.ErrConflict)
 		case foreignKeyViolation:
 			// Every foreign key in the schema points at workspaces.
 			return fmt.Errorf("%w: workspace does not exist", store.ErrNotFound)

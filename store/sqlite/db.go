@@ -13,8 +13,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
-// mapErr translates SQLite errors into the store's sentinels, keeping the
-// driver's message for the log.
+// mapErr translates SQLite errors into the store's sentinels.
 func mapErr(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.ErrNotFound
@@ -23,7 +22,10 @@ func mapErr(err error) error {
 	if errors.As(err, &se) {
 		switch se.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return fmt.Errorf("%w: %v", store.ErrConflict, err)
+			// The driver's text names tables and constraints; it is left
+			// out because store errors reach API clients (as "already
+			// exists") and the operation wrapping this says what failed.
+			return fmt.Errorf("%w: already exists", store.ErrConflict)
 		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 			// Every foreign key in the schema points at workspaces.
 			return fmt.Errorf("%w: workspace does not exist", store.ErrNotFound)

@@ -129,6 +129,8 @@ func testAgents(t *testing.T, open func(t *testing.T) store.Store) {
 			"negative tokens": func(a *store.Agent) { a.Params.MaxTokens = -1 },
 			"negative steps":  func(a *store.Agent) { a.Params.MaxSteps = -1 },
 			"bad middleware":  func(a *store.Agent) { a.Params.Middleware = json.RawMessage(`{"retry":`) },
+			"temperature 5":   func(a *store.Agent) { a.Params.Temperature = new(5.0) },
+			"temperature < 0": func(a *store.Agent) { a.Params.Temperature = new(-0.5) },
 		} {
 			bad := ok
 			bad.Name = "y"

@@ -23,7 +23,7 @@ func agentKind() workflow.Kind {
 		IsExecutable: true,
 		IsAgentLike:  true,
 		Config: []workflow.ConfigKey{
-			{Name: "agent", Type: workflow.TypeString, Doc: "name of a workspace agent to run; or configure one inline with model"},
+			{Name: "agent", Type: workflow.TypeString, NamesAgent: true, Doc: "name of a workspace agent to run; or configure one inline with model"},
 			{Name: "provider", Type: workflow.TypeString, Doc: "provider of an inline agent; default: the workspace default"},
 			{Name: "model", Type: workflow.TypeString, Doc: "model of an inline agent, such as \"gpt-4.1-mini\""},
 			{Name: "instructions", Type: workflow.TypeTemplate, Doc: "system instructions of an inline agent"},

@@ -87,3 +87,30 @@ func TestHooks(t *testing.T) {
 		}
 	})
 }
+
+// TestOnCompleteReplacesOutput checks that on_complete code hooks replace
+// the run's output, in the outcome and in the run_finished event, as
+// docs/workflow.md says; webhooks there only report it.
+func TestOnCompleteReplacesOutput(t *testing.T) {
+	src := `{"name":"w","hooks":{
+	  "on_complete":[{"type":"code","mode":"text","operation":"upper"},{"type":"code","mode":"template","template":"final: {{input}}"}]},
+	"nodes":[{"id":"start","type":"start"},{"id":"a","type":"agent","config":{"model":"m"}},{"id":"end","type":"end"}],
+	"edges":[{"id":"e1","source":"start","target":"a"},{"id":"e2","source":"a","target":"end"}]}`
+	res := workflowtest.NewResolver(t, llmtest.Turn{Text: "answer"})
+	e := workflowtest.Engine(t, workflow.Services{Agents: res})
+	p := workflowtest.Parse(t, e, src)
+	rec := &workflowtest.Recorder{}
+	out := e.Run(t.Context(), p, workflow.Request{RunID: "r1", Input: "hi", Emit: rec.Emit})
+	if out.Status != workflow.StatusSucceeded || out.Output != "final: ANSWER" {
+		t.Fatalf("outcome %+v, want succeeded with output %q", out, "final: ANSWER")
+	}
+	var finished []any
+	for _, ev := range rec.Events {
+		if ev.Type == workflow.EventRunFinished {
+			finished = append(finished, ev.Output)
+		}
+	}
+	if len(finished) != 1 || finished[0] != "final: ANSWER" {
+		t.Errorf("run_finished outputs %v, want [final: ANSWER]", finished)
+	}
+}

@@ -1,6 +1,7 @@
 package nodes_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,5 +90,38 @@ func TestRegisterBuiltinsTwice(t *testing.T) {
 	}
 	if err := nodes.RegisterBuiltins(reg); err == nil {
 		t.Error("registering the built-ins twice: want an error, got nil")
+	}
+}
+
+// TestCheckAgents: an agent node naming an agent the workspace lacks is
+// reported with the node's config path and the name; named agents that
+// exist and inline agents pass.
+func TestCheckAgents(t *testing.T) {
+	reg := workflow.NewRegistry()
+	if err := nodes.RegisterBuiltins(reg); err != nil {
+		t.Fatal(err)
+	}
+	def, err := workflow.Parse([]byte(`{"name":"w","nodes":[
+	  {"id":"start","type":"start"},
+	  {"id":"a","type":"agent","config":{"agent":"writer"}},
+	  {"id":"b","type":"agent","config":{"agent":"writr"}},
+	  {"id":"c","type":"agent","config":{"model":"m"}},
+	  {"id":"end","type":"end"}],
+	"edges":[{"id":"e1","source":"start","target":"a"},{"id":"e2","source":"a","target":"b"},{"id":"e3","source":"b","target":"c"},{"id":"e4","source":"c","target":"end"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if probs := workflow.Validate(def, reg); probs != nil {
+		t.Fatalf("Validate: %v", probs)
+	}
+	want := []workflow.Problem{{Path: "nodes[2].config.agent", Message: `unknown agent "writr"`, Hint: "use one of: reviewer, writer"}}
+	if diff := cmp.Diff(want, workflow.CheckAgents(def, reg, []string{"writer", "reviewer"})); diff != "" {
+		t.Errorf("CheckAgents (-want +got):\n%s", diff)
+	}
+	if probs := workflow.CheckAgents(def, reg, []string{"writer", "writr"}); probs != nil {
+		t.Errorf("CheckAgents with every agent known = %v, want none", probs)
+	}
+	if probs := workflow.CheckAgents(def, reg, nil); len(probs) != 2 || !strings.Contains(probs[0].Hint, "no agents") {
+		t.Errorf("CheckAgents with no agents = %v, want both named agents reported", probs)
 	}
 }

@@ -63,8 +63,10 @@ func Configure(prefix string, o *Options) (Config, error) {
 	if c.Tokenizer == nil {
 		c.Tokenizer = token.New(nil)
 	}
-	if c.Embedder != nil && c.Embedder.Dimension() <= 0 {
-		return Config{}, fmt.Errorf("%s: embedder dimension %d: must be positive", prefix, c.Embedder.Dimension())
+	// Dimension 0 means not known yet: embed.Client learns it from its
+	// first answer, and every vector is checked against it after Embed.
+	if c.Embedder != nil && c.Embedder.Dimension() < 0 {
+		return Config{}, fmt.Errorf("%s: embedder dimension %d: must be positive, or 0 to learn it from the first answer", prefix, c.Embedder.Dimension())
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

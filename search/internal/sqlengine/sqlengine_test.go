@@ -13,16 +13,16 @@ import (
 	"github.com/agentcraftlab/agentcraft/search/token"
 )
 
-// zeroDim is an embedder that reports no dimension.
-type zeroDim struct{}
+// negDim is an embedder that reports an impossible dimension.
+type negDim struct{}
 
-func (zeroDim) Embed(context.Context, []string) ([][]float32, error) { return nil, nil }
-func (zeroDim) Dimension() int                                       { return 0 }
+func (negDim) Embed(context.Context, []string) ([][]float32, error) { return nil, nil }
+func (negDim) Dimension() int                                       { return -1 }
 
 func TestConfigureRefusesBadOptionsNamingTheEngine(t *testing.T) {
 	for name, o := range map[string]*Options{
 		"bm25":     {BM25: &memory.BM25{K1: 1.2, B: 1.5}},
-		"embedder": {Embedder: zeroDim{}},
+		"embedder": {Embedder: negDim{}},
 	} {
 		_, err := Configure("sqlite search", o)
 		if err == nil || !strings.HasPrefix(err.Error(), "sqlite search: "+name) {

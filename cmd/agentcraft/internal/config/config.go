@@ -29,6 +29,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/internal/gctune"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/store"
 )
 
 // DefaultFile is read when no --config is given and it exists.
@@ -496,6 +497,9 @@ func (c *Config) Validate() error {
 		}
 		if a.MaxSteps < 0 {
 			bad(path+".max_steps", "must be positive")
+		}
+		if t := a.Temperature; t != nil && !(*t >= store.MinTemperature && *t <= store.MaxTemperature) {
+			bad(path+".temperature", "%v must be from %v to %v, or left out for the provider's default", *t, store.MinTemperature, store.MaxTemperature)
 		}
 		kbs := map[string]bool{}
 		for j, kb := range a.KnowledgeBases {

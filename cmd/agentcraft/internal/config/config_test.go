@@ -147,6 +147,8 @@ func TestValidation(t *testing.T) {
 		{"providers:\n  - {name: a, type: gemini}", "providers[0].type"},
 		{"providers:\n  - {name: a, type: openai}\n  - {name: a, type: openai}", "providers[1].name"},
 		{"agents:\n  - {name: a, model: llama3}", "agents[0].model"},
+		{"agents:\n  - {name: a, model: p/m, temperature: 5}", "agents[0].temperature: 5 must be from 0 to 2"},
+		{"agents:\n  - {name: a, model: p/m, temperature: -0.1}", "agents[0].temperature"},
 		{"database: {url: mysql://x}", "database.url"},
 		{"log: {level: loud}", "log.level"},
 		{"agents:\n  - {name: a, model: p/m, knowledge_bases: [handbook, ' faq']}", "agents[0].knowledge_bases[1]"},
