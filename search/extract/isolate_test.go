@@ -116,3 +116,25 @@ func TestIsolated(t *testing.T) {
 		t.Errorf("cancelled: err = %v, want context.Canceled", err)
 	}
 }
+
+// TestIsolatedKillsAtDeadline: a parser busy inside one file does not look
+// at ctx (the HTML parser here, the PDF parser looping on a cycle before
+// pdfPages); the child running it is killed at the deadline.
+func TestIsolatedKillsAtDeadline(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("<html><body>")
+	for range 400000 { // 14 MiB: seconds of parsing
+		b.WriteString("<div><p>para <b>bold</b> text</p></div>")
+	}
+	const timeout = 100 * time.Millisecond
+	start := time.Now()
+	_, err := Isolated(context.Background(), "big.html", strings.NewReader(b.String()), &Limits{Timeout: timeout})
+	d := time.Since(start)
+	t.Logf("%v after %v", err, d.Round(time.Millisecond))
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "big.html") {
+		t.Errorf("err = %v, want ErrTimeout naming big.html", err)
+	}
+	if limit := timeout + isolateGrace + time.Second; d > limit {
+		t.Errorf("ended after %v, more than %v", d, limit)
+	}
+}
