@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/metrics"
 	"strconv"
 	"strings"
@@ -74,7 +75,7 @@ func child(kind string) int {
 	// Limits come before the input is read: nothing the job holds runs
 	// without them.
 	vm, rss, err := memoryNow()
-	if err != nil {
+	if err != nil && runtime.GOOS == "linux" {
 		return fail(exitSetup, err)
 	}
 	allowance := cl.MaxMemory + 2*cl.MaxInput
@@ -140,10 +141,8 @@ const heapMetric = "/memory/classes/heap/objects:bytes"
 // everything (the resident limit). A goroutine keeps running while the
 // job's goroutine is inside one long call.
 func watchMemory(rssLimit, heapLimit, jobCap int64) {
-	f, err := os.Open("/proc/self/statm")
-	if err != nil {
-		return // limitSelf's address-space limit still holds
-	}
+	// Without /proc (not Linux) only the heap is watched.
+	f, _ := os.Open("/proc/self/statm")
 	over := func(what string, n int64) {
 		fmt.Fprintf(os.Stderr, "sandbox: %s of %d MiB is over the job's cap of %d MiB: out of memory\n", what, n>>20, jobCap>>20)
 		os.Exit(exitMemory)
@@ -153,9 +152,11 @@ func watchMemory(rssLimit, heapLimit, jobCap int64) {
 		s := []metrics.Sample{{Name: heapMetric}}
 		for {
 			time.Sleep(5 * time.Millisecond)
-			if n, _ := f.ReadAt(buf, 0); n > 0 {
-				if _, rss, err := parseStatm(buf[:n]); err == nil && rss > rssLimit {
-					over("resident memory", rss)
+			if f != nil {
+				if n, _ := f.ReadAt(buf, 0); n > 0 {
+					if _, rss, err := parseStatm(buf[:n]); err == nil && rss > rssLimit {
+						over("resident memory", rss)
+					}
 				}
 			}
 			metrics.Read(s)

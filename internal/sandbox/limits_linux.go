@@ -1,14 +1,46 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"syscall"
 )
 
 // prSetNoNewPrivs is PR_SET_NO_NEW_PRIVS (linux/prctl.h).
 const prSetNoNewPrivs = 38
+
+// osLimits names, for Isolation, the limits limitSelf applies.
+const osLimits = "rlimits on address space, CPU time, open files, file size 0, no core dumps; no new privileges"
+
+// netnsSupported: Linux can start the child in a new network namespace.
+const netnsSupported = true
+
+// procAttr puts the child in its own process group, kills it when the
+// server's thread that started it dies, and with newnet gives it a new,
+// empty network namespace.
+func procAttr(newnet bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if newnet {
+		a.Cloneflags = syscall.CLONE_NEWNET
+	}
+	return a
+}
+
+// netnsRefused reports whether starting a child failed because the kernel
+// refused the new network namespace (no CAP_SYS_ADMIN, a container's
+// seccomp profile, a namespace limit).
+func netnsRefused(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)
+}
+
+// killGroup kills the child's process group: the child and any helper it
+// started.
+func killGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+
+func cpuSignal(ws syscall.WaitStatus) bool { return ws.Signaled() && ws.Signal() == syscall.SIGXCPU }
 
 // limitSelf applies the child's limits to its own process: address space
 // (skipped under the race detector, whose shadow memory needs terabytes),

@@ -203,7 +203,10 @@ func init() { netnsOK.Store(1) }
 // Isolation describes the layers the sandbox uses on this machine: what an
 // operator reads to know whether the network layer is active.
 func Isolation() string {
-	s := "child process; limits on address space, resident memory, CPU time, open files, file size 0; empty environment"
+	s := "child process; " + osLimits + "; Go heap and resident memory watched; empty environment"
+	if !netnsSupported {
+		return s + "; no network namespace on this system"
+	}
 	if netnsOK.Load() == 1 {
 		return s + "; new network namespace (no network)"
 	}
@@ -261,15 +264,12 @@ func Run(ctx context.Context, kind string, input []byte, lim *Limits) ([]byte, e
 		cmd.Stdin = bytes.NewReader(input)
 		cmd.Stdout = stdout
 		cmd.Stderr = stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if newnet {
-			cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET
-		}
+		cmd.SysProcAttr = procAttr(newnet)
 		return cmd, cmd.Start()
 	}
-	newnet := netnsOK.Load() == 1
+	newnet := netnsSupported && netnsOK.Load() == 1
 	cmd, err := start(newnet)
-	if err != nil && newnet && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)) {
+	if err != nil && newnet && netnsRefused(err) {
 		netnsMu.Do(func() {
 			netnsOK.Store(0)
 			slog.Default().Warn("sandbox_no_network_namespace", "error", err.Error())
@@ -281,13 +281,12 @@ func Run(ctx context.Context, kind string, input []byte, lim *Limits) ([]byte, e
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: start %s child: %w", kind, err)
 	}
-	pid := cmd.Process.Pid
 
 	// Exactly one reason ends a child early; the first one wins.
 	var reason atomic.Value // error
 	kill := func(why error) {
 		reason.CompareAndSwap(nil, why)
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		killGroup(cmd)
 	}
 	timer := time.AfterFunc(time.Until(deadline), func() { kill(ErrTimeout) })
 	stop := context.AfterFunc(ctx, func() { kill(ctx.Err()) })
@@ -296,7 +295,7 @@ func Run(ctx context.Context, kind string, input []byte, lim *Limits) ([]byte, e
 	stop()
 	// The group may hold helpers the job started (tesseract); they die
 	// with it.
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	killGroup(cmd)
 
 	elapsed := timeout - time.Until(deadline)
 	if why, _ := reason.Load().(error); why != nil {
@@ -332,7 +331,7 @@ func childFailure(kind string, werr error, stderr string, maxMem int64, elapsed 
 	}
 	ws, _ := ee.Sys().(syscall.WaitStatus)
 	switch {
-	case ws.Exited() && ws.ExitStatus() == exitCPU, ws.Signaled() && ws.Signal() == syscall.SIGXCPU:
+	case ws.Exited() && ws.ExitStatus() == exitCPU, cpuSignal(ws):
 		return fmt.Errorf("sandbox: %s job used its CPU time limit after %v: %w", kind, elapsed.Round(time.Millisecond), ErrTimeout)
 	case ws.Exited() && ws.ExitStatus() == exitMemory,
 		strings.Contains(stderr, "out of memory"), strings.Contains(stderr, "cannot allocate memory"):
