@@ -10,11 +10,11 @@ import (
 	"github.com/agentcraftlab/agentcraft/internal/sandbox"
 )
 
-// StartGrace is how long after the script's time limit the parent kills
+// startGrace is how long after the script's time limit the parent kills
 // the child: the child's start (a few milliseconds) and its own,
 // cleaner, interruption of a script between instructions fit in it. A
-// script stuck in one built-in call ends at Timeout plus StartGrace.
-const StartGrace = 250 * time.Millisecond
+// script stuck in one built-in call ends at Timeout plus startGrace.
+const startGrace = 250 * time.Millisecond
 
 // memoryOverhead is what the child holds besides the script's heap
 // growth: the goja runtime and the globals parsed into it, per byte of
@@ -59,7 +59,7 @@ func runSandboxed(ctx context.Context, script string, gjson []byte, l Limits) (a
 		return nil, fmt.Errorf("encode script job: %w", err)
 	}
 	out, err := sandbox.Run(ctx, job, in, &sandbox.Limits{
-		Timeout:        l.Timeout + StartGrace,
+		Timeout:        l.Timeout + startGrace,
 		MaxMemory:      l.MaxMemory + memoryOverhead + memoryPerInputByte*int64(len(gjson)),
 		MaxOutputBytes: int64(l.MaxOutputBytes) + 64<<10,
 	})
@@ -133,7 +133,7 @@ func rebuildError(kind, msg string) error {
 		return &childError{msg: msg, err: ErrTooLarge}
 	case kindCanceled:
 		// The child's own deadline, which is the script's time limit
-		// plus StartGrace: a time-out as far as the caller is concerned.
+		// plus startGrace: a time-out as far as the caller is concerned.
 		return &childError{msg: msg, err: ErrTimeout}
 	}
 	return errors.New(msg)

@@ -105,7 +105,7 @@ func (e *ScriptError) Error() string { return "script: " + e.Message }
 // Limits:
 //   - Time: inside the child the timeout interrupts the runtime
 //     (vm.Interrupt) between instructions, with a clear error; the parent
-//     kills the child StartGrace after the timeout when one built-in call
+//     kills the child startGrace after the timeout when one built-in call
 //     did not return, and at once when ctx ends.
 //   - Memory: inside the child the heap is sampled every 5 ms and the
 //     script interrupted once it grew by more than the cap (WatchHeap);

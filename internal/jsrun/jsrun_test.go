@@ -109,7 +109,7 @@ func TestRunHostileBuiltins(t *testing.T) {
 		if tt.wantErr != nil && !errors.Is(err, tt.wantErr) || !errors.Is(err, ErrTimeout) && !errors.Is(err, ErrMemory) {
 			t.Errorf("%s: err = %v, want the time limit or the memory cap (%v)", tt.script, err, tt.wantErr)
 		}
-		if limit := tt.lim.Timeout + StartGrace + time.Second; d > limit {
+		if limit := tt.lim.Timeout + startGrace + time.Second; d > limit {
 			t.Errorf("%s: ended after %v, more than %v", tt.script, d, limit)
 		}
 	}

@@ -69,11 +69,13 @@ const (
 	DefaultMaxMemory      = 256 << 20
 	DefaultMaxOutputBytes = 64 << 20
 	// AddressSlack is the address space the child may reserve beyond
-	// its size at start and MaxMemory: the Go runtime reserves heap
-	// arenas, stacks and GC metadata ahead of use. Measured with goja:
-	// 128 MiB is the least that lets a 1 MiB script run with the default
-	// caps; more only delays the error.
-	AddressSlack = 192 << 20
+	// its size at start (which already holds the runtime's first heap
+	// arena and stacks) and MaxMemory. Measured with goja under a 64 MiB
+	// cap: with no slack, scripts that fit still finish and the limit
+	// fires only past the cap, but sometimes before the in-runtime heap
+	// watch can give its cleaner error; one more heap arena (64 MiB)
+	// lets the watch speak first.
+	AddressSlack = 64 << 20
 	// RSSSlack is the resident memory the child may hold beyond its
 	// size when the job began and MaxMemory.
 	RSSSlack = 64 << 20
