@@ -118,9 +118,6 @@ type Limits struct {
 	// MaxOutputBytes bounds what the handler may return. Default
 	// DefaultMaxOutputBytes.
 	MaxOutputBytes int64
-	// Env adds variables to the child's otherwise empty environment,
-	// as "KEY=value". Default none.
-	Env []string
 }
 
 func orDefault[T int64 | time.Duration](v, def T) T {
@@ -247,7 +244,7 @@ func Run(ctx context.Context, kind string, input []byte, lim *Limits) ([]byte, e
 		CPU:       int64(timeout/time.Second) + 2,
 		MaxInput:  int64(len(input)),
 	}
-	env := append([]string{
+	env := []string{
 		jobEnv + "=" + kind,
 		limitsEnv + "=" + cl.encode(),
 		// The collector keeps the heap under the cap before the hard
@@ -255,7 +252,7 @@ func Run(ctx context.Context, kind string, input []byte, lim *Limits) ([]byte, e
 		"GOMEMLIMIT=" + strconv.FormatInt(maxMem+32<<20, 10),
 		"GOMAXPROCS=2",
 		"GOTRACEBACK=single",
-	}, l.Env...)
+	}
 
 	stdout := &capWriter{max: maxOut + 1}
 	stderr := &headWriter{max: 4 << 10}
