@@ -121,7 +121,7 @@ func (s *Service) IngestProgress(ctx context.Context, kb store.KnowledgeBase, na
 			entry.IDs[i] = d.ID
 		}
 	} else {
-		xdocs, err := extract.Extract(ctx, name, bytes.NewReader(data), s.limits)
+		xdocs, err := extract.Isolated(ctx, name, bytes.NewReader(data), s.limits)
 		if err != nil {
 			return IngestResult{}, fmt.Errorf("kb: ingest %s: %w", name, err)
 		}

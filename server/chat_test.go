@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
+	"github.com/agentcraftlab/agentcraft/platform"
 )
 
 // chatAnswer is the JSON of POST /api/chat.
@@ -350,4 +352,30 @@ func TestChatWarnings(t *testing.T) {
 	if len(evs) == 0 || evs[0].Event != "warning" || !strings.Contains(string(evs[0].Data), "is down") {
 		t.Errorf("first event = %+v, want the warning", evs)
 	}
+}
+
+// TestChatHostileJavaScript: a model (or a prompt injection reaching it)
+// that calls run_javascript with one join building a 4 GiB string once
+// took the server to 10 GB. The call now ends at the tool's 5 s limit or
+// its 64 MiB cap as an error result the model reads, and the chat answers.
+func TestChatHostileJavaScript(t *testing.T) {
+	t.Parallel()
+	coder := platform.AgentSpec{Name: "coder", Model: "fake/fake-model", Instructions: "Compute.", Tools: []string{"run_javascript"}}
+	_, fake, c := newEnv(t, coder)
+	fake.Push(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: "j1", Name: "run_javascript", Arguments: `{"code":"new Array(4294967295).join('x')"}`}}},
+		llmtest.Turn{Text: "That script was stopped."},
+	)
+	start := time.Now()
+	var got chatAnswer
+	c.json("POST", "/api/chat", `{"agent":"coder","messages":[{"role":"user","content":"run it"}]}`, http.StatusOK, &got)
+	d := time.Since(start)
+	if len(got.ToolCalls) != 1 || !got.ToolCalls[0].IsError ||
+		!strings.Contains(got.ToolCalls[0].Result, "script ran longer than 5s") && !strings.Contains(got.ToolCalls[0].Result, "memory than its cap of 64 MiB") {
+		t.Fatalf("tool calls %+v, want one error result naming the 5s limit or the 64 MiB cap", got.ToolCalls)
+	}
+	if d > 7*time.Second || got.Message.Content != "That script was stopped." {
+		t.Errorf("chat answered %q after %v, want the model's answer within about 5s", got.Message.Content, d)
+	}
+	t.Logf("run_javascript %s: %q; chat answered after %v", got.ToolCalls[0].Arguments, got.ToolCalls[0].Result, d.Round(time.Millisecond))
 }

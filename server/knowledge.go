@@ -597,7 +597,7 @@ func (a *chatAttachments) Attach(ctx context.Context, ws string, ids []string) (
 		}
 		if _, err := a.s.opts.Knowledge.Ingest(ctx, base, d.Name, d.Data); err != nil {
 			// The half-filled base expires on its own; say which file.
-			if errors.Is(err, store.ErrInvalid) || errors.Is(err, extract.ErrUnsupported) || errors.Is(err, extract.ErrTooLarge) || errors.Is(err, extract.ErrZipBomb) {
+			if errors.Is(err, store.ErrInvalid) || errors.Is(err, extract.ErrUnsupported) || errors.Is(err, extract.ErrTooLarge) || errors.Is(err, extract.ErrZipBomb) || errors.Is(err, extract.ErrTimeout) {
 				return ctx, nil, apierr.BadRequest("files", fmt.Sprintf("file %q cannot be read: %v", d.Name, err))
 			}
 			return ctx, nil, fmt.Errorf("index attached file %q: %w", d.Name, err)

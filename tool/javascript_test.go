@@ -60,3 +60,22 @@ func TestRunJavaScriptRejects(t *testing.T) {
 		t.Errorf("cancelled call: err = %v, want the context's error", err)
 	}
 }
+
+// TestRunJavaScriptHostileBuiltin is the input that took a server down: one
+// join building a 4 GiB string ran past the tool's 5 s limit (and the 60 s
+// tool timeout) and grew the process to 10 GB. With the script in a child
+// process it ends at the limit with an error result the model can read.
+func TestRunJavaScriptHostileBuiltin(t *testing.T) {
+	for _, code := range []string{"new Array(4294967295).join('x')", "new Array(40000000).fill(0)"} {
+		start := time.Now()
+		res := call(t, RunJavaScript{}, `{"code":"`+code+`"}`)
+		d := time.Since(start)
+		t.Logf("%s: %q after %v", code, res.Content, d.Round(time.Millisecond))
+		if !res.IsError || !strings.Contains(res.Content, "script ran longer than 5s") && !strings.Contains(res.Content, "memory than its cap of 64 MiB") {
+			t.Errorf("%s = %+v, want an error result naming the 5s limit or the 64 MiB cap", code, res)
+		}
+		if limit := DefaultJavaScriptTimeout + time.Second; d > limit {
+			t.Errorf("%s ended after %v, more than %v", code, d, limit)
+		}
+	}
+}

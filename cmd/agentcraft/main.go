@@ -9,8 +9,12 @@ import (
 	_ "time/tzdata"
 
 	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/cli"
+	"github.com/agentcraftlab/agentcraft/internal/sandbox"
 )
 
 func main() {
+	// First: a sandbox child (a script or an uploaded file's parser, see
+	// internal/sandbox) runs its job here and exits.
+	sandbox.Main()
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

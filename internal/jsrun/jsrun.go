@@ -1,7 +1,9 @@
 // Package jsrun runs untrusted JavaScript with goja inside limits: a fresh
 // runtime per call holding only the ECMAScript built-ins and the globals the
 // caller passes as JSON data, a time limit, a cap on heap growth, a call
-// depth limit and size limits on what goes in and comes out.
+// depth limit and size limits on what goes in and comes out. Each call runs
+// in a child process (internal/sandbox) killed at the limits, so they hold
+// even for one long built-in call; the program calls sandbox.Main first.
 //
 // It is the sandbox below both the workflow code node (workflow/transform)
 // and the run_javascript tool (package tool), which cannot import each
@@ -79,68 +81,94 @@ func (e *ScriptError) Error() string { return "script: " + e.Message }
 
 // Run runs script and returns its last value as JSON data.
 //
-// Sandbox: the runtime holds only the ECMAScript built-ins (Object, JSON,
-// Math, RegExp …) and globals, each set to a copy of the given value made
-// by JSON.parse inside the runtime, never a Go value wrapped by goja, so a
-// script cannot reach or mutate the caller's data. There is no require,
-// console, fetch, setTimeout, process, file or network access; a script can
-// only compute. lim nil means the defaults.
+// Isolation: the script runs in a child process (package
+// internal/sandbox) that re-executes this program with an empty
+// environment, no network, no file writes and OS limits on address space,
+// resident memory and CPU time, and that is killed at the deadline. So
+// the limits hold for any code, a single long built-in call included
+// (new Array(4294967295).join('x'), a sort of a huge array): such a call
+// ends with ErrTimeout at the time limit or ErrMemory at the memory cap,
+// and the server's own memory does not grow. The program must call
+// sandbox.Main first in main (and in TestMain).
+//
+// Sandbox inside the child: the runtime holds only the ECMAScript
+// built-ins (Object, JSON, Math, RegExp …) and globals, each set to a copy
+// of the given value made by JSON.parse inside the runtime, never a Go
+// value wrapped by goja, so a script cannot reach or mutate the caller's
+// data. There is no require, console, fetch, setTimeout, process, file or
+// network access; a script can only compute. lim nil means the defaults.
 //
 // The result is JSON.stringify(last value) decoded as JSON: objects,
 // arrays, strings, numbers (float64), booleans and null come back as such;
 // undefined becomes nil; functions, symbols, BigInt and cycles are errors.
 //
-// Limits, and what they do not cover:
-//   - Time: the timeout and ctx cancellation interrupt the runtime
-//     (vm.Interrupt), which goja checks between instructions. A single
-//     built-in call that runs long in Go (a huge 'x'.repeat(n), a sort of
-//     a huge array) is only interrupted when it returns.
-//   - Memory: goja has no allocator hook, so the cap is enforced from
-//     outside: the process heap is sampled every 5 ms and the script is
-//     interrupted once the heap has grown by more than the cap (see
-//     WatchHeap). One built-in call that allocates a huge value at once
-//     is only stopped after it returns; GOMEMLIMIT and the container are
-//     the backstop for that.
+// Limits:
+//   - Time: inside the child the timeout interrupts the runtime
+//     (vm.Interrupt) between instructions, with a clear error; the parent
+//     kills the child startGrace after the timeout when one built-in call
+//     did not return, and at once when ctx ends.
+//   - Memory: inside the child the heap is sampled every 5 ms and the
+//     script interrupted once it grew by more than the cap (WatchHeap);
+//     one call that allocates a huge value at once hits the child's
+//     address-space or resident-memory limit (the cap plus the input
+//     plus sandbox.AddressSlack) and the child dies with ErrMemory.
 //
 // Errors: *ScriptError for what the script did wrong, and errors wrapping
 // ErrTimeout, ErrMemory, ErrTooLarge or ctx's error.
 func Run(ctx context.Context, script string, globals map[string]any, lim *Limits) (any, error) {
+	l, gjson, err := prepare(globals, lim)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return runSandboxed(ctx, script, gjson, l)
+}
+
+// prepare fills in the default limits and checks the globals' size.
+func prepare(globals map[string]any, lim *Limits) (Limits, []byte, error) {
 	var l Limits
 	if lim != nil {
 		l = *lim
 	}
-	timeout := orDefault(l.Timeout, DefaultTimeout)
-	maxIn := orDefault(l.MaxInputBytes, DefaultMaxInputBytes)
-	maxOut := orDefault(l.MaxOutputBytes, DefaultMaxOutputBytes)
+	l.Timeout = orDefault(l.Timeout, DefaultTimeout)
+	l.MaxInputBytes = orDefault(l.MaxInputBytes, DefaultMaxInputBytes)
+	l.MaxOutputBytes = orDefault(l.MaxOutputBytes, DefaultMaxOutputBytes)
+	l.MaxCallStackSize = orDefault(l.MaxCallStackSize, DefaultMaxCallStackSize)
+	l.MaxMemory = orDefault(l.MaxMemory, DefaultMaxMemory)
 
 	if globals == nil {
 		globals = map[string]any{}
 	}
 	gjson, err := json.Marshal(globals)
 	if err != nil {
-		return nil, fmt.Errorf("input is not JSON data: %w", err)
+		return l, nil, fmt.Errorf("input is not JSON data: %w", err)
 	}
-	if len(gjson) > maxIn {
+	if len(gjson) > l.MaxInputBytes {
 		subject := "the script's input is"
 		if l.InputName != "" {
 			subject = l.InputName + " are"
 		}
-		return nil, fmt.Errorf("%s %d bytes of JSON, more than the limit of %d: %w", subject, len(gjson), maxIn, ErrTooLarge)
+		return l, nil, fmt.Errorf("%s %d bytes of JSON, more than the limit of %d: %w", subject, len(gjson), l.MaxInputBytes, ErrTooLarge)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return l, gjson, nil
+}
 
+// runLocal runs script in this process's goja runtime, under the limits
+// goja can enforce itself; gjson is the JSON object of the globals and l
+// has its defaults filled in. The sandbox child calls it.
+func runLocal(ctx context.Context, script string, gjson []byte, l Limits) (string, error) {
 	vm := goja.New()
-	vm.SetMaxCallStackSize(orDefault(l.MaxCallStackSize, DefaultMaxCallStackSize))
+	vm.SetMaxCallStackSize(l.MaxCallStackSize)
 
 	// Both stop functions run before vm is dropped; Interrupt is safe to
 	// call from these goroutines.
-	timer := time.AfterFunc(timeout, func() { vm.Interrupt(ErrTimeout) })
+	timer := time.AfterFunc(l.Timeout, func() { vm.Interrupt(ErrTimeout) })
 	defer timer.Stop()
 	stop := context.AfterFunc(ctx, func() { vm.Interrupt(ctx.Err()) })
 	defer stop()
-	unwatch := WatchHeap(uint64(orDefault(l.MaxMemory, DefaultMaxMemory)), 5*time.Millisecond, func(err error) { vm.Interrupt(err) })
+	unwatch := WatchHeap(uint64(l.MaxMemory), 5*time.Millisecond, func(err error) { vm.Interrupt(err) })
 	defer unwatch()
 
 	jsonObj := vm.Get("JSON").ToObject(vm)
@@ -148,35 +176,43 @@ func Run(ctx context.Context, script string, globals map[string]any, lim *Limits
 	stringify, _ := goja.AssertFunction(jsonObj.Get("stringify"))
 	g, err := parse(goja.Undefined(), vm.ToValue(string(gjson)))
 	if err != nil {
-		return nil, scriptError(err, timeout)
+		return "", scriptError(err, l.Timeout)
 	}
 	gobj := g.ToObject(vm)
-	for name := range globals {
+	for _, name := range gobj.Keys() {
 		if err := vm.Set(name, gobj.Get(name)); err != nil {
-			return nil, fmt.Errorf("set %s: %w", name, err)
+			return "", fmt.Errorf("set %s: %w", name, err)
 		}
 	}
 
 	res, err := vm.RunScript("script.js", script)
 	if err != nil {
-		return nil, scriptError(err, timeout)
+		return "", scriptError(err, l.Timeout)
 	}
 	if goja.IsUndefined(res) {
-		return nil, nil
+		return "", nil
 	}
 	if _, ok := goja.AssertFunction(res); ok {
-		return nil, errors.New("script result is a function, not data: end the script with the value to return")
+		return "", errors.New("script result is a function, not data: end the script with the value to return")
 	}
 	js, err := stringify(goja.Undefined(), res)
 	if err != nil {
-		return nil, scriptError(err, timeout)
+		return "", scriptError(err, l.Timeout)
 	}
 	if goja.IsUndefined(js) {
-		return nil, fmt.Errorf("script result (%s) cannot be written as JSON", res.ExportType())
+		return "", fmt.Errorf("script result (%s) cannot be written as JSON", res.ExportType())
 	}
 	text := js.String()
-	if len(text) > maxOut {
-		return nil, fmt.Errorf("script result is %d bytes of JSON, more than the limit of %d: %w", len(text), maxOut, ErrTooLarge)
+	if len(text) > l.MaxOutputBytes {
+		return "", fmt.Errorf("script result is %d bytes of JSON, more than the limit of %d: %w", len(text), l.MaxOutputBytes, ErrTooLarge)
+	}
+	return text, nil
+}
+
+// decodeResult turns runLocal's JSON text into Go data.
+func decodeResult(text string) (any, error) {
+	if text == "" {
+		return nil, nil // undefined
 	}
 	var out any
 	if err := json.Unmarshal([]byte(text), &out); err != nil {

@@ -84,3 +84,67 @@ func TestRunLimits(t *testing.T) {
 		t.Errorf("memory cap stopped the script after %v", d)
 	}
 }
+
+// TestRunHostileBuiltins holds the limits for code that spends its time
+// and memory inside one built-in call, which goja cannot interrupt: in
+// process the first ran past any deadline growing the heap to gigabytes,
+// the second took 12.6 s and 3.3 GB against 5 s and 64 MiB.
+func TestRunHostileBuiltins(t *testing.T) {
+	tests := []struct {
+		script  string
+		lim     Limits
+		wantErr error
+	}{
+		// A 4 GiB string built in one join: killed at the time limit or,
+		// sooner, at the memory cap.
+		{script: "new Array(4294967295).join('x')", lim: Limits{Timeout: 2 * time.Second, MaxMemory: 64 << 20}},
+		// 40 million elements in one fill: over a 64 MiB cap at once.
+		{script: "new Array(40000000).fill(0)", lim: Limits{Timeout: 5 * time.Second, MaxMemory: 64 << 20}, wantErr: ErrMemory},
+	}
+	for _, tt := range tests {
+		start := time.Now()
+		_, err := Run(context.Background(), tt.script, nil, &tt.lim)
+		d := time.Since(start)
+		t.Logf("%s: %v after %v", tt.script, err, d.Round(time.Millisecond))
+		if tt.wantErr != nil && !errors.Is(err, tt.wantErr) || !errors.Is(err, ErrTimeout) && !errors.Is(err, ErrMemory) {
+			t.Errorf("%s: err = %v, want the time limit or the memory cap (%v)", tt.script, err, tt.wantErr)
+		}
+		if limit := tt.lim.Timeout + startGrace + time.Second; d > limit {
+			t.Errorf("%s: ended after %v, more than %v", tt.script, d, limit)
+		}
+	}
+	// The same cap lets a script that fits finish.
+	got, err := Run(context.Background(), "new Array(100000).fill(1).length", nil, &Limits{MaxMemory: 64 << 20})
+	if err != nil || got != 100000.0 {
+		t.Errorf("a fitting array: %v, %v", got, err)
+	}
+}
+
+func BenchmarkRun(b *testing.B) {
+	const script = "input.items.map(x => x * 2).reduce((a, b) => a + b, 0)"
+	globals := map[string]any{"input": map[string]any{"items": []any{1, 2, 3}}}
+	b.Run("in-process", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			l, gjson, err := prepare(globals, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			text, err := runLocal(context.Background(), script, gjson, l)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := decodeResult(text); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sandboxed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Run(context.Background(), script, globals, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -105,6 +105,14 @@ type Limits struct {
 	MaxZipRatio float64
 	// OCRTimeout bounds one tesseract run on an image. Default 2 minutes.
 	OCRTimeout time.Duration
+	// Timeout bounds one call. Extract stops at it between steps;
+	// Isolated kills the child process running the parsers, so that it
+	// holds even for a parser stuck in a loop. Default 60 seconds.
+	Timeout time.Duration
+	// MaxMemory caps the memory of the child process Isolated runs the
+	// parsers in, beyond what it holds at start (the file and its text
+	// count against it). Default 1 GiB. Extract does not enforce it.
+	MaxMemory int64
 }
 
 // Defaults of Limits.
@@ -115,6 +123,8 @@ const (
 	DefaultMaxZipDepth       = 3
 	DefaultMaxZipRatio       = 100
 	DefaultOCRTimeout        = 2 * time.Minute
+	DefaultTimeout           = 60 * time.Second
+	DefaultMaxMemory         = 1 << 30
 )
 
 // withDefaults returns a copy of l with zero fields set to their defaults;
@@ -141,6 +151,12 @@ func (l *Limits) withDefaults() Limits {
 	}
 	if out.OCRTimeout <= 0 {
 		out.OCRTimeout = DefaultOCRTimeout
+	}
+	if out.Timeout <= 0 {
+		out.Timeout = DefaultTimeout
+	}
+	if out.MaxMemory <= 0 {
+		out.MaxMemory = DefaultMaxMemory
 	}
 	return out
 }
@@ -175,8 +191,19 @@ var byExtension = map[string]string{
 
 // Extract reads the file called name from r and returns its text: one
 // Document, or one per entry for a ZIP archive. lim may be nil for defaults.
+//
+// Extract parses in the calling goroutine: a parser that loops on a
+// hostile file cannot be stopped. Files from outside go through Isolated.
 func Extract(ctx context.Context, name string, r io.Reader, lim *Limits) ([]Document, error) {
 	l := lim.withDefaults()
+	data, err := readFile(name, r, l)
+	if err != nil {
+		return nil, err
+	}
+	return extractData(ctx, name, data, l, "")
+}
+
+func readFile(name string, r io.Reader, l Limits) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, l.MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("extract %s: read: %w", name, err)
@@ -184,7 +211,15 @@ func Extract(ctx context.Context, name string, r io.Reader, lim *Limits) ([]Docu
 	if int64(len(data)) > l.MaxFileBytes {
 		return nil, fmt.Errorf("extract %s: %w: file exceeds MaxFileBytes (%d bytes)", name, ErrTooLarge, l.MaxFileBytes)
 	}
-	x := &extractor{lim: l}
+	return data, nil
+}
+
+// extractData is Extract once the file is read; l has its defaults and
+// tesseract, when not "", is the OCR binary.
+func extractData(ctx context.Context, name string, data []byte, l Limits, tesseract string) ([]Document, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.Timeout)
+	defer cancel()
+	x := &extractor{lim: l, tesseract: tesseract}
 	if err := x.file(ctx, name, data, 0); err != nil {
 		return nil, err
 	}
@@ -194,10 +229,11 @@ func Extract(ctx context.Context, name string, r io.Reader, lim *Limits) ([]Docu
 // extractor holds the state of one Extract call: the limits and what has
 // been spent of them. It is used by one goroutine.
 type extractor struct {
-	lim     Limits
-	docs    []Document
-	textLen int64 // total bytes of Document.Text produced so far
-	entries int   // archive entries seen so far, all archives included
+	lim       Limits
+	tesseract string // the OCR binary; "" looks it up in PATH
+	docs      []Document
+	textLen   int64 // total bytes of Document.Text produced so far
+	entries   int   // archive entries seen so far, all archives included
 }
 
 // file extracts one file; zipDepth is how many archives enclose it.
@@ -253,7 +289,7 @@ func (x *extractor) parse(ctx context.Context, name, media string, data []byte) 
 		secs, err = parseJSON(text, x.remaining())
 	case mediaPNG, mediaJPEG:
 		var text, warn string
-		text, warn, err = ocr(ctx, data, x.lim.OCRTimeout)
+		text, warn, err = ocr(ctx, x.tesseract, data, x.lim.OCRTimeout)
 		if warn != "" {
 			doc.Warnings = append(doc.Warnings, warn)
 		}

@@ -17,11 +17,13 @@ const ocrMissing = "OCR not available: install tesseract-ocr (and tesseract-ocr-
 // English and Japanese, fed through stdin so nothing is written to disk.
 // A missing binary or language pack, or a failed run, is a warning, not an
 // error: one photo must not fail a whole archive. Only a cancelled ctx is
-// an error.
-func ocr(ctx context.Context, data []byte, timeout time.Duration) (text, warning string, err error) {
-	bin, lookErr := exec.LookPath("tesseract")
-	if lookErr != nil {
-		return "", ocrMissing, nil
+// an error. bin is the tesseract binary; "" looks it up in PATH.
+func ocr(ctx context.Context, bin string, data []byte, timeout time.Duration) (text, warning string, err error) {
+	if bin == "" {
+		var lookErr error
+		if bin, lookErr = exec.LookPath("tesseract"); lookErr != nil {
+			return "", ocrMissing, nil
+		}
 	}
 	text, stderr, runErr := runTesseract(ctx, bin, data, "eng+jpn", timeout)
 	if runErr != nil && ctx.Err() == nil && strings.Contains(stderr, "jpn") {

@@ -25,7 +25,7 @@ type ScriptError = jsrun.ScriptError
 // The script sees the ECMAScript built-ins and three globals: input (the
 // transformed value), vars and nodes ({<id>: {output: …}}), each a copy,
 // so a script cannot mutate the caller's maps; see [jsrun.Run] for the
-// sandbox, how the result comes back and what its limits do not cover.
+// sandbox, how the result comes back and how its limits hold (a child process).
 // The limits come from Options: the configured "timeout" (default
 // DefaultTimeout) capped by MaxTimeout; MaxInputBytes for the JSON of
 // input, vars and nodes together; MaxOutputBytes for the result's JSON;

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/kb"
+	"github.com/agentcraftlab/agentcraft/search/extract"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -23,7 +24,10 @@ func openKnowledge(ctx context.Context, cfg config.Config, st store.Store, logge
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := kb.New(kb.Options{Store: st, Engine: eng, Logger: logger})
+	svc, err := kb.New(kb.Options{Store: st, Engine: eng, Logger: logger, Limits: &extract.Limits{
+		Timeout:   cfg.Search.ExtractTimeout,
+		MaxMemory: cfg.Search.ExtractMemoryMiB << 20,
+	}})
 	if err != nil {
 		closer.Close()
 		return nil, nil, err

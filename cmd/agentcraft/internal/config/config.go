@@ -127,6 +127,12 @@ type Tools struct {
 type Search struct {
 	// Embedder enables vector and hybrid search; unset means none.
 	Embedder Embedder `yaml:"embedder"`
+	// ExtractTimeout bounds the extraction of one ingested or attached
+	// file; the sandboxed parser is killed at it. Default 60s.
+	ExtractTimeout time.Duration `yaml:"extract_timeout"`
+	// ExtractMemoryMiB caps the memory of the process extracting one
+	// file, in MiB. Default 1024.
+	ExtractMemoryMiB int64 `yaml:"extract_memory_mib"`
 }
 
 // Embedder is an OpenAI-compatible /v1/embeddings endpoint. Documents are
@@ -459,6 +465,12 @@ func (c *Config) Validate() error {
 	}
 	if u := c.Search.Embedder.BaseURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		bad("search.embedder.base_url", "%q must start with http:// or https://", u)
+	}
+	if c.Search.ExtractTimeout < 0 {
+		bad("search.extract_timeout", "%v must be a positive duration such as 60s, or 0 for the default", c.Search.ExtractTimeout)
+	}
+	if c.Search.ExtractMemoryMiB < 0 {
+		bad("search.extract_memory_mib", "%d must be positive, or 0 for the default of 1024", c.Search.ExtractMemoryMiB)
 	}
 	if c.Search.Embedder.Dimensions < 0 {
 		bad("search.embedder.dimensions", "%d must be positive, or 0 to learn it from the first answer", c.Search.Embedder.Dimensions)
