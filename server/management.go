@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
 )
@@ -40,24 +40,9 @@ func workspace(r *http.Request) string {
 	return pr.WorkspaceID
 }
 
-// decodeBody reads a JSON object into v, refusing unknown fields so that a
-// misspelt field is an error rather than silently ignored.
+// decodeBody reads a JSON object into v, strictly (httpapi.DecodeBody).
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		switch {
-		case errors.As(err, &mbe):
-			apierr.Write(w, &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest, Code: "request_too_large", Message: "request body is too large"})
-		case errors.Is(err, io.EOF):
-			apierr.Write(w, apierr.BadRequest("", "request body is empty: send a JSON object"))
-		default:
-			apierr.Write(w, apierr.BadRequest("", "request body is not valid: "+err.Error()))
-		}
-		return false
-	}
-	return true
+	return httpapi.DecodeBody(w, r, s.opts.MaxBodyBytes, v)
 }
 
 // storeError maps store and platform errors to API errors.
@@ -118,7 +103,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 	if agents == nil {
 		agents = []store.Agent{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": agents})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": agents})
 }
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
@@ -131,7 +116,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, a)
+	httpapi.WriteJSON(w, http.StatusCreated, a)
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
@@ -140,7 +125,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, a)
+	httpapi.WriteJSON(w, http.StatusOK, a)
 }
 
 func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) {
@@ -155,7 +140,7 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, a)
+	httpapi.WriteJSON(w, http.StatusOK, a)
 }
 
 func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request) {
@@ -191,7 +176,7 @@ func (s *Server) putCredential(w http.ResponseWriter, r *http.Request) {
 	if warning != "" {
 		out["warning"] = warning
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) deleteCredential(w http.ResponseWriter, r *http.Request) {
@@ -221,7 +206,7 @@ func (s *Server) listCredentials(w http.ResponseWriter, r *http.Request) {
 	for _, c := range creds {
 		out = append(out, item{Provider: c.Provider, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": out})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": out})
 }
 
 func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
@@ -233,7 +218,7 @@ func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
 	if ps == nil {
 		ps = []platform.ProviderInfo{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": ps})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": ps})
 }
 
 func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
@@ -254,5 +239,5 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	if sum == nil {
 		sum = []store.UsageSummary{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"since": since.UTC(), "data": sum})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"since": since.UTC(), "data": sum})
 }

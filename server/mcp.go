@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -154,7 +155,7 @@ func (m *mcpFront) resourceMetadata(w http.ResponseWriter, r *http.Request) {
 		servers = append(servers, m.opts.Issuer)
 	}
 	w.Header().Set("Access-Control-Allow-Origin", "*")
-	writeJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{
+	httpapi.WriteJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{
 		Resource:               base + mcpPath,
 		AuthorizationServers:   servers,
 		ScopesSupported:        scopesSupported,
@@ -168,7 +169,7 @@ func (m *mcpFront) resourceMetadata(w http.ResponseWriter, r *http.Request) {
 // a server holding the tools the token may see.
 func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := m.checkOrigin(r); msg != "" {
-		writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden", "error_description": msg})
+		httpapi.WriteJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden", "error_description": msg})
 		return
 	}
 	var (
@@ -179,7 +180,7 @@ func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m.opts.Auth == AuthNone {
 		ws, scopes = m.s.p.DefaultWorkspace(), scopeSet{all: true}
 	} else {
-		token, ok := bearer(r.Header.Get("Authorization"))
+		token, ok := httpapi.Bearer(r.Header.Get("Authorization"))
 		if !ok {
 			m.unauthorized(w, r, "no bearer token: get one from POST /oauth/token (client_credentials) and send Authorization: Bearer <token>")
 			return
@@ -190,7 +191,7 @@ func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			var ue unavailableError
 			if errors.As(err, &ue) {
 				m.logger.Error("mcp_token_check_failed", "error", err)
-				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "cannot check the token now; try again"})
+				httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "cannot check the token now; try again"})
 				return
 			}
 			m.unauthorized(w, r, err.Error())
@@ -202,14 +203,14 @@ func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.s.opts.MaxBodyBytes))
 		if err != nil {
-			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": "request_too_large",
+			httpapi.WriteJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": "request_too_large",
 				"error_description": fmt.Sprintf("the request body exceeds %d bytes", m.s.opts.MaxBodyBytes)})
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if need := neededScope(body, scopes); need != "" {
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`, need, m.resourceMetadataURL(r)))
-			writeJSON(w, http.StatusForbidden, map[string]string{"error": "insufficient_scope",
+			httpapi.WriteJSON(w, http.StatusForbidden, map[string]string{"error": "insufficient_scope",
 				"error_description": "the token lacks scope " + need + " for this tool: ask for a client with it (`agentcraft mcp clients create --scopes`)"})
 			return
 		}
@@ -224,7 +225,7 @@ func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	srv, err := m.tools.server(ctx, caller, scopes)
 	if err != nil {
 		m.logger.Error("mcp_tools_failed", "workspace_id", ws.ID, "error", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "cannot list the workspace's tools now; try again"})
+		httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "cannot list the workspace's tools now; try again"})
 		return
 	}
 	m.mcp.ServeHTTP(w, r.WithContext(context.WithValue(ctx, mcpServerKey{}, srv)))
@@ -235,7 +236,7 @@ func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (m *mcpFront) unauthorized(w http.ResponseWriter, r *http.Request, desc string) {
 	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata=%q, scope=%q, error="invalid_token", error_description=%q`,
 		m.resourceMetadataURL(r), strings.Join(scopesSupported, " "), strings.ReplaceAll(desc, `"`, `'`)))
-	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": desc})
+	httpapi.WriteJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": desc})
 }
 
 // checkOrigin returns why r must be refused, or "". A browser page of

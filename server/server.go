@@ -8,8 +8,8 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -22,16 +22,17 @@ import (
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/server/openaiapi"
 )
 
 // Authentication modes.
 const (
 	// AuthAPIKey requires Authorization: Bearer <key> on every API call.
-	AuthAPIKey = "apikey"
+	AuthAPIKey = httpapi.AuthAPIKey
 	// AuthNone serves every request as the default workspace. Only for
 	// trusted private networks.
-	AuthNone = "none"
+	AuthNone = httpapi.AuthNone
 )
 
 // Options configure a Server.
@@ -62,6 +63,16 @@ type Options struct {
 	MCP *MCPOptions
 	// Runner runs agents for every surface. Default: run.New(p, nil).
 	Runner *run.Runner
+	// KeyTTL is how long a checked API key is answered from memory (a
+	// revocation by another process takes up to it to be noticed).
+	// Default httpapi.DefaultKeyTTL; negative: every request reads the
+	// store.
+	KeyTTL time.Duration
+	// Mounts are further surfaces served beside /v1 and /api, such as
+	// /mcp (server/mcpserver) and /a2a (server/a2aserver); a mount with
+	// APIKey set is behind the same API-key authentication. Their
+	// patterns must not collide with each other or with the API's.
+	Mounts []httpapi.Mount
 }
 
 // Server is the HTTP handler of the whole API.
@@ -70,7 +81,7 @@ type Server struct {
 	opts    Options
 	logger  *slog.Logger
 	mux     *http.ServeMux
-	keys    *keyCache
+	auth    *httpapi.Authenticator
 	a2a     *a2a.Server
 	handler http.Handler
 	runner  *run.Runner
@@ -104,7 +115,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	s.keys = newKeyCache(p.Store().APIKeys(), s.logger)
+	s.auth = httpapi.NewAuthenticator(p, &httpapi.AuthOptions{Mode: s.opts.Auth, KeyTTL: s.opts.KeyTTL, Logger: s.logger})
 	s.runner = s.opts.Runner
 	if s.runner == nil {
 		s.runner = run.New(p, nil)
@@ -128,7 +139,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path))
 	})
-	authed := s.authenticate(api)
+	authed := s.auth.Authenticate(api)
 	s.mux.Handle("/v1/", authed)
 	s.mux.Handle("/api/", authed)
 	if s.opts.MCP != nil {
@@ -146,13 +157,37 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 		MaxBodyBytes: s.opts.MaxBodyBytes, Version: s.opts.Version, Logger: s.logger}); err != nil {
 		return nil, err
 	}
-	s.mux.Handle("/a2a", s.authenticate(s.a2a))
-	s.mux.Handle("/a2a/", s.authenticate(s.a2a))
+	s.mux.Handle("/a2a", s.auth.Authenticate(s.a2a))
+	s.mux.Handle("/a2a/", s.auth.Authenticate(s.a2a))
+	for i, m := range s.opts.Mounts {
+		if err := s.mount(m); err != nil {
+			return nil, fmt.Errorf("server: Options.Mounts[%d]: %w", i, err)
+		}
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path+"; the API lives under /v1 and /api"))
 	})
 	s.handler = collapseSlashes(s.mux)
 	return s, nil
+}
+
+// mount registers m on the mux. ServeMux panics on a malformed or
+// colliding pattern; that is the caller's input, so it becomes an error.
+func (s *Server) mount(m httpapi.Mount) (err error) {
+	if m.Handler == nil {
+		return fmt.Errorf("pattern %q has no handler", m.Pattern)
+	}
+	h := m.Handler
+	if m.APIKey {
+		h = s.auth.Authenticate(h)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("pattern %q: %v", m.Pattern, r)
+		}
+	}()
+	s.mux.Handle(m.Pattern, h)
+	return nil
 }
 
 // ServeHTTP implements http.Handler.
@@ -161,7 +196,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // Stop waits for background work (key-use bookkeeping). Idempotent.
 func (s *Server) Stop() {
 	s.a2a.Stop()
-	s.keys.stop()
+	s.auth.Stop()
 }
 
 // collapseSlashes turns //v1//chat/completions into /v1/chat/completions:
@@ -185,7 +220,7 @@ func collapseSlashes(next http.Handler) http.Handler {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.opts.Version})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.opts.Version})
 }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
@@ -193,14 +228,8 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if err := s.p.Store().Ping(ctx); err != nil {
 		s.logger.Warn("ready_check_failed", "error", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
+		httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": "ok"})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": "ok"})
 }

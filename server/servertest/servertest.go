@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/platform"
@@ -57,6 +58,9 @@ type Options struct {
 	// HTTP client of http_request and imported OpenAPI tools; nil: the
 	// defaults (no HTTP client).
 	Builtins *tool.BuiltinOptions
+	// KeyTTL is the server's Options.KeyTTL: how long a checked API key
+	// is answered from memory; default the server's.
+	KeyTTL time.Duration
 }
 
 // Env is a running server.
@@ -120,7 +124,7 @@ func New(t testing.TB, opts *Options) *Env {
 		Providers: o.Providers, Agents: o.Agents, DetectProviders: o.DetectProviders,
 		Getenv: getenv, OllamaURL: ollama, Logger: logger, Builtins: o.Builtins,
 	}
-	sopts := &server.Options{Auth: o.Auth, MaxBodyBytes: o.MaxBodyBytes, MaxUploadBytes: o.MaxUploadBytes, Version: "test", Logger: logger}
+	sopts := &server.Options{Auth: o.Auth, MaxBodyBytes: o.MaxBodyBytes, MaxUploadBytes: o.MaxUploadBytes, Version: "test", Logger: logger, KeyTTL: o.KeyTTL}
 	var jobs sync.WaitGroup
 	if o.Knowledge {
 		eng, err := memory.New(nil)
