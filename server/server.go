@@ -58,9 +58,6 @@ type Options struct {
 	EnqueueIngest func(ctx context.Context, workspaceID, jobID string) error
 	// MaxUploadBytes caps one uploaded file. Default DefaultMaxUploadBytes.
 	MaxUploadBytes int64
-	// MCP serves the MCP server at /mcp with its OAuth2 endpoints; nil
-	// leaves them off.
-	MCP *MCPOptions
 	// Runner runs agents for every surface. Default: run.New(p, nil).
 	Runner *run.Runner
 	// KeyTTL is how long a checked API key is answered from memory (a
@@ -142,13 +139,6 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	authed := s.auth.Authenticate(api)
 	s.mux.Handle("/v1/", authed)
 	s.mux.Handle("/api/", authed)
-	if s.opts.MCP != nil {
-		m, err := newMCPFront(s, *s.opts.MCP)
-		if err != nil {
-			return nil, err
-		}
-		m.register(s.mux) // bearer tokens of its own, not API keys
-	}
 	// A2A: /a2a lists the workspace's agents, /a2a/{agent} is one agent's
 	// JSON-RPC endpoint and /a2a/{agent}/.well-known/agent-card.json its
 	// card; all need the API key (see a2aAgents).

@@ -13,15 +13,20 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/kb"
+	"github.com/agentcraftlab/agentcraft/llm/llmtest"
+	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/secret"
@@ -202,4 +207,67 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// FakeProvider is provider "fake" on a scripted OpenAI-compatible fake
+// (llmtest.NewOpenAI) that does not retry, so a scripted fault reaches
+// the test at once. Agents name its models "fake/<model>".
+func FakeProvider(fake *llmtest.Server) platform.ProviderConfig {
+	off := false
+	return platform.ProviderConfig{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1", APIKey: "upstream-secret",
+		Middleware: middleware.Settings{Retry: middleware.RetrySettings{Enabled: &off}}}
+}
+
+// Client sends raw HTTP requests to a test server and never follows a
+// redirect: an API answering one has failed its client.
+type Client struct {
+	T    testing.TB
+	Base string // the server's root URL
+	Key  string // sent as Authorization: Bearer; "" sends none
+}
+
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// Do sends body (JSON when not empty) and returns the answer and its body.
+func (c Client) Do(method, path, body string) (*http.Response, []byte) {
+	c.T.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, c.Base+path, r)
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Key)
+	}
+	resp, err := noRedirects.Do(req)
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	return resp, b
+}
+
+// JSON sends a request, fails the test unless the answer has status want,
+// and decodes its JSON into v when v is not nil.
+func (c Client) JSON(method, path, body string, want int, v any) {
+	c.T.Helper()
+	resp, b := c.Do(method, path, body)
+	if resp.StatusCode != want {
+		c.T.Fatalf("%s %s = %d %s, want %d", method, path, resp.StatusCode, b, want)
+	}
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			c.T.Fatalf("%s %s: decode %s: %v", method, path, b, err)
+		}
+	}
 }

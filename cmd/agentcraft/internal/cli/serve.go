@@ -24,6 +24,7 @@ import (
 	agentrun "github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
+	"github.com/agentcraftlab/agentcraft/server/mcpserver"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
 )
@@ -179,8 +180,13 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	if err != nil {
 		return err
 	}
+	mcpOpts.Runner, mcpOpts.Runs, mcpOpts.Knowledge = stk.runner, wf.runs, stk.knowledge
+	mcpSrv, err := mcpserver.New(stk.p, mcpOpts)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
-		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, MCP: mcpOpts})
+		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Mounts: mcpSrv.Mounts()})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package server
+package mcpserver
 
 import (
 	"context"
@@ -136,11 +136,11 @@ const tokenKeyInfo = "agentcraft oauth token signing key v1"
 // verifies what another issued; changing the master key invalidates them.
 func DeriveTokenKey(masterKey []byte) (ed25519.PrivateKey, error) {
 	if len(masterKey) < 32 {
-		return nil, fmt.Errorf("server: derive token key: master key is %d bytes, want at least 32", len(masterKey))
+		return nil, fmt.Errorf("mcpserver: derive token key: master key is %d bytes, want at least 32", len(masterKey))
 	}
 	seed, err := hkdf.Key(sha256.New, masterKey, nil, tokenKeyInfo, ed25519.SeedSize)
 	if err != nil {
-		return nil, fmt.Errorf("server: derive token key: %w", err)
+		return nil, fmt.Errorf("mcpserver: derive token key: %w", err)
 	}
 	return ed25519.NewKeyFromSeed(seed), nil
 }
@@ -185,13 +185,13 @@ func newIssuer(key ed25519.PrivateKey, st store.Store) (*issuer, error) {
 	pub := jose.JSONWebKey{Key: key.Public(), Algorithm: string(jose.EdDSA), Use: "sig"}
 	tp, err := pub.Thumbprint(crypto.SHA256)
 	if err != nil {
-		return nil, fmt.Errorf("server: token key thumbprint: %w", err)
+		return nil, fmt.Errorf("mcpserver: token key thumbprint: %w", err)
 	}
 	pub.KeyID = base64.RawURLEncoding.EncodeToString(tp)
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA, Key: jose.JSONWebKey{Key: key, KeyID: pub.KeyID}},
 		(&jose.SignerOptions{}).WithType("at+jwt"))
 	if err != nil {
-		return nil, fmt.Errorf("server: token signer: %w", err)
+		return nil, fmt.Errorf("mcpserver: token signer: %w", err)
 	}
 	return &issuer{key: key, jwk: pub, signer: signer, st: st, clients: map[string]clientEntry{}}, nil
 }
@@ -255,7 +255,7 @@ func writeTokenError(w http.ResponseWriter, e *tokenError, basic bool) {
 }
 
 // token serves POST /oauth/token.
-func (m *mcpFront) token(w http.ResponseWriter, r *http.Request) {
+func (m *Server) token(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
 	if r.Method != http.MethodPost {
@@ -276,7 +276,7 @@ func (m *mcpFront) token(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
-func (m *mcpFront) grant(r *http.Request) (map[string]any, *tokenError) {
+func (m *Server) grant(r *http.Request) (map[string]any, *tokenError) {
 	badRequest := func(code, format string, args ...any) *tokenError {
 		return &tokenError{status: http.StatusBadRequest, code: code, desc: fmt.Sprintf(format, args...)}
 	}
@@ -362,13 +362,13 @@ func (m *mcpFront) grant(r *http.Request) (map[string]any, *tokenError) {
 }
 
 // serveJWKS serves GET /.well-known/jwks.json.
-func (m *mcpFront) serveJWKS(w http.ResponseWriter, r *http.Request) {
+func (m *Server) serveJWKS(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	httpapi.WriteJSON(w, http.StatusOK, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{m.issuer.jwk}})
 }
 
 // authServerMetadata serves RFC 8414 metadata.
-func (m *mcpFront) authServerMetadata(w http.ResponseWriter, r *http.Request) {
+func (m *Server) authServerMetadata(w http.ResponseWriter, r *http.Request) {
 	base := m.base(r)
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                base,
