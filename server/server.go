@@ -1,6 +1,9 @@
 // Package server is AgentCraft's HTTP front: one http.Handler with the
 // OpenAI-compatible API (/v1), the management API (/api), health checks,
-// authentication by API key, body limits and error mapping.
+// authentication by API key, body limits and error mapping. Other surfaces
+// (server/mcpserver at /mcp, server/a2aserver at /a2a) are packages of
+// their own, which the composition root hands to Options.Mounts; this
+// package imports none of them.
 //
 //	h, err := server.New(platform, &server.Options{Auth: server.AuthAPIKey})
 //	http.ListenAndServe(addr, h)
@@ -15,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentcraftlab/agentcraft/a2a"
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/kb"
 
@@ -79,7 +81,6 @@ type Server struct {
 	logger  *slog.Logger
 	mux     *http.ServeMux
 	auth    *httpapi.Authenticator
-	a2a     *a2a.Server
 	handler http.Handler
 	runner  *run.Runner
 	// attach is the chat attachments of /v1 and /api/chat; nil without
@@ -139,16 +140,6 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	authed := s.auth.Authenticate(api)
 	s.mux.Handle("/v1/", authed)
 	s.mux.Handle("/api/", authed)
-	// A2A: /a2a lists the workspace's agents, /a2a/{agent} is one agent's
-	// JSON-RPC endpoint and /a2a/{agent}/.well-known/agent-card.json its
-	// card; all need the API key (see a2aAgents).
-	var err error
-	if s.a2a, err = a2a.NewServer(&a2a.ServerOptions{Agents: a2aAgents{p: p, runner: s.runner}, Bearer: s.opts.Auth != AuthNone,
-		MaxBodyBytes: s.opts.MaxBodyBytes, Version: s.opts.Version, Logger: s.logger}); err != nil {
-		return nil, err
-	}
-	s.mux.Handle("/a2a", s.auth.Authenticate(s.a2a))
-	s.mux.Handle("/a2a/", s.auth.Authenticate(s.a2a))
 	for i, m := range s.opts.Mounts {
 		if err := s.mount(m); err != nil {
 			return nil, fmt.Errorf("server: Options.Mounts[%d]: %w", i, err)
@@ -185,7 +176,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 // Stop waits for background work (key-use bookkeeping). Idempotent.
 func (s *Server) Stop() {
-	s.a2a.Stop()
 	s.auth.Stop()
 }
 

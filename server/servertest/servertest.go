@@ -1,7 +1,7 @@
 // Package servertest starts a whole AgentCraft server in-process for tests:
 // a SQLite store in a temporary directory, a master key, the platform with
-// the given providers and agents, the HTTP handler on a loopback listener
-// and an API key for the default workspace.
+// the given providers and agents, the HTTP handler (with /a2a mounted) on a
+// loopback listener and an API key for the default workspace.
 //
 //	env := servertest.New(t, &servertest.Options{Providers: ..., Agents: ...})
 //	client := openai.NewClient(option.WithBaseURL(env.URL+"/v1"), option.WithAPIKey(env.Key))
@@ -28,9 +28,11 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
+	"github.com/agentcraftlab/agentcraft/server/a2aserver"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 	"github.com/agentcraftlab/agentcraft/tool"
@@ -158,6 +160,14 @@ func New(t testing.TB, opts *Options) *Env {
 	}
 	env.Platform = p
 	env.Workspace = p.DefaultWorkspace()
+	// The complete server of `agentcraft serve`, but /mcp (its tests build
+	// their own, with a run service): /v1, /api and /a2a behind API keys.
+	sopts.Runner = run.New(p, nil)
+	a2aSrv, err := a2aserver.New(p, &a2aserver.Options{Auth: o.Auth, Runner: sopts.Runner, MaxBodyBytes: o.MaxBodyBytes, Version: sopts.Version, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sopts.Mounts = a2aSrv.Mounts()
 	srv, err := server.New(p, sopts)
 	if err != nil {
 		t.Fatal(err)
@@ -169,6 +179,7 @@ func New(t testing.TB, opts *Options) *Env {
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
 		hs.Close()
+		a2aSrv.Stop()
 		srv.Stop()
 		jobs.Wait()
 		p.Stop()
