@@ -17,10 +17,11 @@ const module = "github.com/agentcraftlab/agentcraft"
 
 // pkg is one package directory of the module, without its tests.
 type pkg struct {
-	dir     string // relative, slash-separated
-	imports map[string]bool
-	hasDoc  bool
-	files   int
+	dir      string          // relative, slash-separated
+	imports  map[string]bool // module packages, relative to the module
+	external map[string]bool // import paths outside the module, standard library included
+	hasDoc   bool
+	files    int
 }
 
 func loadPackages(t *testing.T) map[string]*pkg {
@@ -48,7 +49,7 @@ func loadPackages(t *testing.T) map[string]*pkg {
 		dir := filepath.ToSlash(filepath.Dir(path))
 		p := pkgs[dir]
 		if p == nil {
-			p = &pkg{dir: dir, imports: map[string]bool{}}
+			p = &pkg{dir: dir, imports: map[string]bool{}, external: map[string]bool{}}
 			pkgs[dir] = p
 		}
 		p.files++
@@ -59,6 +60,8 @@ func loadPackages(t *testing.T) map[string]*pkg {
 			ip, _ := strconv.Unquote(imp.Path.Value)
 			if rel, ok := strings.CutPrefix(ip, module+"/"); ok {
 				p.imports[rel] = true
+			} else {
+				p.external[ip] = true
 			}
 		}
 		return nil
@@ -131,6 +134,36 @@ func TestPackageDirection(t *testing.T) {
 	sort.Strings(problems)
 	for _, pr := range problems {
 		t.Error(pr)
+	}
+}
+
+// TestServerImportsNoSurfaceServers: package server (that directory only)
+// serves /v1 and /api; the MCP server, the OAuth issuer and the A2A server
+// are surfaces of their own that the composition root mounts
+// (server.Options.Mounts), so server imports none of them nor the
+// protocol libraries they are built on.
+func TestServerImportsNoSurfaceServers(t *testing.T) {
+	p := loadPackages(t)["server"]
+	if p == nil {
+		t.Fatal("package server is missing")
+	}
+	for _, f := range []string{"server/mcpserver", "server/a2aserver", "a2a"} {
+		for imp := range p.imports {
+			if under(imp, f) {
+				t.Errorf("server imports %s: MCP, OAuth and A2A server code is mounted by the composition root, not imported", imp)
+			}
+		}
+	}
+	for _, f := range []string{
+		"github.com/modelcontextprotocol/go-sdk", // MCP (mcpserver)
+		"github.com/go-jose/go-jose",             // OAuth tokens (mcpserver)
+		"github.com/a2aproject/a2a-go",           // A2A (package a2a)
+	} {
+		for imp := range p.external {
+			if imp == f || strings.HasPrefix(imp, f+"/") {
+				t.Errorf("server imports %s: that protocol belongs to its own surface package", imp)
+			}
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/audit"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -74,7 +75,7 @@ func (s *Server) listAuditLogs(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, page)
+	httpapi.WriteJSON(w, http.StatusOK, page)
 }
 
 // auditWorkflow records a change to a workflow made by this request.

@@ -15,6 +15,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/server/openaiapi"
 )
 
@@ -241,7 +242,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	ans.Message = chatAnswerMessage{Role: "assistant", Content: text.String()}
 	ans.Usage = toChatUsage(c.usage)
-	writeJSON(w, http.StatusOK, ans)
+	httpapi.WriteJSON(w, http.StatusOK, ans)
 }
 
 // Events of POST /api/chat/stream, each an SSE event of that name whose

@@ -24,6 +24,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/extract"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -89,7 +90,7 @@ func (s *Server) listKBs(w http.ResponseWriter, r *http.Request) {
 	if list == nil {
 		list = []store.KnowledgeBase{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": list})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": list})
 }
 
 type kbBody struct {
@@ -107,7 +108,7 @@ func (s *Server) createKB(w http.ResponseWriter, r *http.Request) {
 		kbError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, k)
+	httpapi.WriteJSON(w, http.StatusCreated, k)
 }
 
 func (s *Server) getKB(w http.ResponseWriter, r *http.Request) {
@@ -116,7 +117,7 @@ func (s *Server) getKB(w http.ResponseWriter, r *http.Request) {
 		kbError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, k)
+	httpapi.WriteJSON(w, http.StatusOK, k)
 }
 
 func (s *Server) updateKB(w http.ResponseWriter, r *http.Request) {
@@ -129,7 +130,7 @@ func (s *Server) updateKB(w http.ResponseWriter, r *http.Request) {
 		kbError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, k)
+	httpapi.WriteJSON(w, http.StatusOK, k)
 }
 
 func (s *Server) deleteKB(w http.ResponseWriter, r *http.Request) {
@@ -179,7 +180,7 @@ func (s *Server) searchKB(w http.ResponseWriter, r *http.Request) {
 	for _, h := range res.Hits {
 		hits = append(hits, hitBody{ID: h.ID, KB: h.Metadata["kb"], Score: h.Score, Title: h.Title, Text: h.Text, Metadata: h.Metadata})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"hits": hits, "mode": res.Mode, "note": res.Note})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"hits": hits, "mode": res.Mode, "note": res.Note})
 }
 
 // readUploads stores the files of a multipart body (every part that has a
@@ -277,14 +278,14 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(ups) == 1 {
-		writeJSON(w, http.StatusCreated, toUploadBody(ups[0]))
+		httpapi.WriteJSON(w, http.StatusCreated, toUploadBody(ups[0]))
 		return
 	}
 	out := make([]uploadBody, len(ups))
 	for i, u := range ups {
 		out[i] = toUploadBody(u)
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"files": out})
+	httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"files": out})
 }
 
 // ingestKB queues an ingest job for the files of a multipart body, or for
@@ -344,7 +345,7 @@ func (s *Server) ingestKB(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Get("wait") == "false" || (r.Header.Get("Accept") == "application/json") {
-		writeJSON(w, http.StatusAccepted, toIngestJobBody(job))
+		httpapi.WriteJSON(w, http.StatusAccepted, toIngestJobBody(job))
 		return
 	}
 	s.streamIngest(w, r, job)
@@ -387,7 +388,7 @@ func (s *Server) listKBSources(w http.ResponseWriter, r *http.Request) {
 		kbError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": srcs})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": srcs})
 }
 
 func (s *Server) listIngestJobs(w http.ResponseWriter, r *http.Request) {
@@ -406,7 +407,7 @@ func (s *Server) listIngestJobs(w http.ResponseWriter, r *http.Request) {
 	for _, j := range jobs {
 		out = append(out, toIngestJobBody(j))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": out})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": out})
 }
 
 // ingestJob returns the job of the path, checking that it belongs to the
@@ -431,7 +432,7 @@ func (s *Server) ingestJob(w http.ResponseWriter, r *http.Request) (store.Ingest
 
 func (s *Server) getIngestJob(w http.ResponseWriter, r *http.Request) {
 	if job, ok := s.ingestJob(w, r); ok {
-		writeJSON(w, http.StatusOK, toIngestJobBody(job))
+		httpapi.WriteJSON(w, http.StatusOK, toIngestJobBody(job))
 	}
 }
 

@@ -1,11 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
 )
@@ -44,32 +43,9 @@ func workspace(r *http.Request) string {
 	return pr.WorkspaceID
 }
 
-// decodeBody reads a JSON object into v, refusing unknown fields so that a
-// misspelt field is an error rather than silently ignored.
-// An unknown key is named by its path (middleware.guard.rules[0].nme).
+// decodeBody reads a JSON object into v, strictly (httpapi.DecodeBody).
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
-	if err == nil {
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(v)
-	}
-	if err != nil {
-		var mbe *http.MaxBytesError
-		var unknown *strictjson.UnknownFieldError
-		switch {
-		case errors.As(err, &mbe):
-			apierr.Write(w, &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest, Code: "request_too_large", Message: "request body is too large"})
-		case errors.Is(err, io.EOF):
-			apierr.Write(w, apierr.BadRequest("", "request body is empty: send a JSON object"))
-		case errors.As(strictjson.Check(data, v, ""), &unknown):
-			apierr.Write(w, apierr.BadRequest(unknown.Path, "request body is not valid: "+unknown.Error()))
-		default:
-			apierr.Write(w, apierr.BadRequest("", "request body is not valid: "+err.Error()))
-		}
-		return false
-	}
-	return true
+	return httpapi.DecodeBody(w, r, s.opts.MaxBodyBytes, v)
 }
 
 // agentMiddleware is the shape of an agent's middleware object (what
@@ -191,7 +167,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 	if agents == nil {
 		agents = []store.Agent{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": agents})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": agents})
 }
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
@@ -205,7 +181,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 		storeErrorAbout(w, err, "agent", row.Name)
 		return
 	}
-	writeJSON(w, http.StatusCreated, a)
+	httpapi.WriteJSON(w, http.StatusCreated, a)
 }
 
 // getAgent answers GET /api/agents/{id}, where id may also be the agent's
@@ -216,7 +192,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
 		storeErrorAbout(w, err, "agent", r.PathValue("id"))
 		return
 	}
-	writeJSON(w, http.StatusOK, a)
+	httpapi.WriteJSON(w, http.StatusOK, a)
 }
 
 func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) {
@@ -235,7 +211,7 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) {
 		storeErrorAbout(w, err, "agent", row.Name)
 		return
 	}
-	writeJSON(w, http.StatusOK, a)
+	httpapi.WriteJSON(w, http.StatusOK, a)
 }
 
 func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request) {
@@ -271,7 +247,7 @@ func (s *Server) putCredential(w http.ResponseWriter, r *http.Request) {
 	if warning != "" {
 		out["warning"] = warning
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) deleteCredential(w http.ResponseWriter, r *http.Request) {
@@ -301,7 +277,7 @@ func (s *Server) listCredentials(w http.ResponseWriter, r *http.Request) {
 	for _, c := range creds {
 		out = append(out, item{Provider: c.Provider, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": out})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": out})
 }
 
 func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
@@ -313,7 +289,7 @@ func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
 	if ps == nil {
 		ps = []platform.ProviderInfo{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": ps})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": ps})
 }
 
 func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
@@ -334,5 +310,5 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	if sum == nil {
 		sum = []store.UsageSummary{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"since": since.UTC(), "data": sum})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"since": since.UTC(), "data": sum})
 }

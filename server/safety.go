@@ -7,6 +7,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/pii"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 )
 
 // registerSafety adds POST /api/pii/scan and POST /api/guard/check, which
@@ -71,7 +72,7 @@ func (s *Server) piiScan(w http.ResponseWriter, r *http.Request) {
 	for _, e := range ents {
 		out.Entities = append(out.Entities, piiEntity{e.Type, e.Locale, e.Rule, e.Start, e.End, e.Score})
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // guardCheck: {text, direction?: input|output, guard?: settings as in
@@ -114,5 +115,5 @@ func (s *Server) guardCheck(w http.ResponseWriter, r *http.Request) {
 	for _, m := range d.Matches {
 		out.Matches = append(out.Matches, match{m.Rule, string(m.Kind), m.Match, m.Action.String()})
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }

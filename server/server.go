@@ -1,6 +1,9 @@
 // Package server is AgentCraft's HTTP front: one http.Handler with the
 // OpenAI-compatible API (/v1), the management API (/api), health checks,
-// authentication by API key, body limits and error mapping.
+// authentication by API key, body limits and error mapping. Other surfaces
+// (server/mcpserver at /mcp, server/a2aserver at /a2a) are packages of
+// their own, which the composition root hands to Options.Mounts; this
+// package imports none of them.
 //
 //	h, err := server.New(platform, &server.Options{Auth: server.AuthAPIKey})
 //	http.ListenAndServe(addr, h)
@@ -8,30 +11,30 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/agentcraftlab/agentcraft/a2a"
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/kb"
 
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/server/openaiapi"
 )
 
 // Authentication modes.
 const (
 	// AuthAPIKey requires Authorization: Bearer <key> on every API call.
-	AuthAPIKey = "apikey"
+	AuthAPIKey = httpapi.AuthAPIKey
 	// AuthNone serves every request as the default workspace. Only for
 	// trusted private networks.
-	AuthNone = "none"
+	AuthNone = httpapi.AuthNone
 )
 
 // Options configure a Server.
@@ -57,11 +60,18 @@ type Options struct {
 	EnqueueIngest func(ctx context.Context, workspaceID, jobID string) error
 	// MaxUploadBytes caps one uploaded file. Default DefaultMaxUploadBytes.
 	MaxUploadBytes int64
-	// MCP serves the MCP server at /mcp with its OAuth2 endpoints; nil
-	// leaves them off.
-	MCP *MCPOptions
 	// Runner runs agents for every surface. Default: run.New(p, nil).
 	Runner *run.Runner
+	// KeyTTL is how long a checked API key is answered from memory (a
+	// revocation by another process takes up to it to be noticed).
+	// Default httpapi.DefaultKeyTTL; negative: every request reads the
+	// store.
+	KeyTTL time.Duration
+	// Mounts are further surfaces served beside /v1 and /api, such as
+	// /mcp (server/mcpserver) and /a2a (server/a2aserver); a mount with
+	// APIKey set is behind the same API-key authentication. Their
+	// patterns must not collide with each other or with the API's.
+	Mounts []httpapi.Mount
 }
 
 // Server is the HTTP handler of the whole API.
@@ -70,8 +80,7 @@ type Server struct {
 	opts    Options
 	logger  *slog.Logger
 	mux     *http.ServeMux
-	keys    *keyCache
-	a2a     *a2a.Server
+	auth    *httpapi.Authenticator
 	handler http.Handler
 	runner  *run.Runner
 	// attach is the chat attachments of /v1 and /api/chat; nil without
@@ -104,7 +113,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	s.keys = newKeyCache(p.Store().APIKeys(), s.logger)
+	s.auth = httpapi.NewAuthenticator(p, &httpapi.AuthOptions{Mode: s.opts.Auth, KeyTTL: s.opts.KeyTTL, Logger: s.logger})
 	s.runner = s.opts.Runner
 	if s.runner == nil {
 		s.runner = run.New(p, nil)
@@ -128,26 +137,14 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path))
 	})
-	authed := s.authenticate(api)
+	authed := s.auth.Authenticate(api)
 	s.mux.Handle("/v1/", authed)
 	s.mux.Handle("/api/", authed)
-	if s.opts.MCP != nil {
-		m, err := newMCPFront(s, *s.opts.MCP)
-		if err != nil {
-			return nil, err
+	for i, m := range s.opts.Mounts {
+		if err := s.mount(m); err != nil {
+			return nil, fmt.Errorf("server: Options.Mounts[%d]: %w", i, err)
 		}
-		m.register(s.mux) // bearer tokens of its own, not API keys
 	}
-	// A2A: /a2a lists the workspace's agents, /a2a/{agent} is one agent's
-	// JSON-RPC endpoint and /a2a/{agent}/.well-known/agent-card.json its
-	// card; all need the API key (see a2aAgents).
-	var err error
-	if s.a2a, err = a2a.NewServer(&a2a.ServerOptions{Agents: a2aAgents{p: p, runner: s.runner}, Bearer: s.opts.Auth != AuthNone,
-		MaxBodyBytes: s.opts.MaxBodyBytes, Version: s.opts.Version, Logger: s.logger}); err != nil {
-		return nil, err
-	}
-	s.mux.Handle("/a2a", s.authenticate(s.a2a))
-	s.mux.Handle("/a2a/", s.authenticate(s.a2a))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path+"; the API lives under /v1 and /api"))
 	})
@@ -155,13 +152,31 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	return s, nil
 }
 
+// mount registers m on the mux. ServeMux panics on a malformed or
+// colliding pattern; that is the caller's input, so it becomes an error.
+func (s *Server) mount(m httpapi.Mount) (err error) {
+	if m.Handler == nil {
+		return fmt.Errorf("pattern %q has no handler", m.Pattern)
+	}
+	h := m.Handler
+	if m.APIKey {
+		h = s.auth.Authenticate(h)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("pattern %q: %v", m.Pattern, r)
+		}
+	}()
+	s.mux.Handle(m.Pattern, h)
+	return nil
+}
+
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Stop waits for background work (key-use bookkeeping). Idempotent.
 func (s *Server) Stop() {
-	s.a2a.Stop()
-	s.keys.stop()
+	s.auth.Stop()
 }
 
 // collapseSlashes turns //v1//chat/completions into /v1/chat/completions:
@@ -185,7 +200,7 @@ func collapseSlashes(next http.Handler) http.Handler {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.opts.Version})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.opts.Version})
 }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
@@ -193,14 +208,8 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if err := s.p.Store().Ping(ctx); err != nil {
 		s.logger.Warn("ready_check_failed", "error", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
+		httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": "ok"})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": "ok"})
 }

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +22,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
 )
@@ -595,31 +598,38 @@ func TestUnknownRoutes(t *testing.T) {
 	c.json("POST", "//api//agents", `{"name":"writer","model":"fake/fake-model"}`, http.StatusCreated, nil)
 }
 
-// TestRevokedKey changes the key cache's lifetime, so it is not parallel.
+// TestRevokedKey: `agentcraft keys revoke` runs in another process and
+// writes the store only. Within Options.KeyTTL the server answers the key
+// from memory; with a lifetime passed (here: none) it reads the store and
+// refuses the key, and goes on refusing it.
 func TestRevokedKey(t *testing.T) {
-	env, _, c := newEnv(t)
-	ctx := context.Background()
-	server.SetKeyTTL(t, time.Hour)
-	c.json("GET", "/api/agents", "", http.StatusOK, nil)
-	keys, err := env.Store.APIKeys().List(ctx, env.Workspace.ID)
-	if err != nil || len(keys) != 1 {
-		t.Fatalf("keys = %+v, %v", keys, err)
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		ttl    time.Duration
+		status int
+	}{{"cached", time.Hour, http.StatusOK}, {"expired", -1, http.StatusUnauthorized}} {
+		env := servertest.New(t, &servertest.Options{KeyTTL: tc.ttl})
+		c := client{t: t, base: env.URL, key: env.Key}
+		c.json("GET", "/api/agents", "", http.StatusOK, nil)
+		keys, err := env.Store.APIKeys().List(t.Context(), env.Workspace.ID)
+		if err != nil || len(keys) != 1 {
+			t.Fatalf("keys = %+v, %v", keys, err)
+		}
+		if err := env.Store.APIKeys().Revoke(t.Context(), env.Workspace.ID, keys[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			resp, body := c.do("GET", "/api/agents", "")
+			if tc.status == http.StatusOK {
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("%s: revoked key within the lifetime = %d %s, want 200 from the cache", tc.name, resp.StatusCode, body)
+				}
+				continue
+			}
+			wantError(t, resp, body, tc.status, "invalid_api_key")
+		}
 	}
-	// `agentcraft keys revoke` runs in another process: it writes the
-	// store only.
-	if err := env.Store.APIKeys().Revoke(ctx, env.Workspace.ID, keys[0].ID); err != nil {
-		t.Fatal(err)
-	}
-	// Within the cache lifetime the server has not looked again.
-	c.json("GET", "/api/agents", "", http.StatusOK, nil)
-
-	server.SetKeyTTL(t, 0)
-	resp, body := c.do("GET", "/api/agents", "")
-	wantError(t, resp, body, http.StatusUnauthorized, "invalid_api_key")
-	// Once refused it stays refused, from the cache or not.
-	server.SetKeyTTL(t, time.Hour)
-	resp, body = c.do("GET", "/api/agents", "")
-	wantError(t, resp, body, http.StatusUnauthorized, "invalid_api_key")
 }
 
 // chunks reads a chat.completion.chunk stream into the deltas of its
@@ -708,5 +718,44 @@ func TestToolProgress(t *testing.T) {
 				t.Errorf("upstream requests = %d; the second must carry the tool result", len(reqs))
 			}
 		})
+	}
+}
+
+// TestMounts: Options.Mounts serve further surfaces beside the API, behind
+// the API key when they ask for it, and a colliding pattern is an error
+// naming it rather than a panic.
+func TestMounts(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t, nil)
+	whoami := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := platform.PrincipalFrom(r.Context())
+		fmt.Fprintf(w, "workspace=%s key=%s", pr.WorkspaceID, pr.APIKeyID)
+	})
+	srv, err := server.New(env.Platform, &server.Options{Mounts: []httpapi.Mount{
+		{Pattern: "/open", Handler: whoami},
+		{Pattern: "GET /keyed/", Handler: whoami, APIKey: true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Stop() })
+	anon := client{t: t, base: hs.URL}
+	if resp, body := anon.do("GET", "/open", ""); resp.StatusCode != http.StatusOK || string(body) != "workspace= key=" {
+		t.Errorf("GET /open without a key = %d %q, want 200 and no principal", resp.StatusCode, body)
+	}
+	resp, body := anon.do("GET", "/keyed/x", "")
+	wantError(t, resp, body, http.StatusUnauthorized, "missing_api_key")
+	keyed := client{t: t, base: hs.URL, key: env.Key}
+	if resp, body := keyed.do("GET", "/keyed/x", ""); resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), "workspace="+env.Workspace.ID+" key=") || strings.HasSuffix(string(body), "key=") {
+		t.Errorf("GET /keyed/x with the key = %d %q, want the key's principal", resp.StatusCode, body)
+	}
+	// The API's own routes are untouched.
+	keyed.json("GET", "/api/agents", "", http.StatusOK, nil)
+
+	for _, bad := range []httpapi.Mount{{Pattern: "/api/", Handler: whoami}, {Pattern: "/x"}, {Pattern: "", Handler: whoami}} {
+		if _, err := server.New(env.Platform, &server.Options{Mounts: []httpapi.Mount{bad}}); err == nil || !strings.Contains(err.Error(), "Options.Mounts[0]") {
+			t.Errorf("mount %q: error %v, want one naming Options.Mounts[0]", bad.Pattern, err)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/tool/mcpclient"
 )
 
@@ -29,7 +30,7 @@ func (s *Server) writeTools(w http.ResponseWriter, r *http.Request, tools []plat
 	if st := s.p.MCPStatus(workspace(r)); st != nil {
 		body["mcp_servers"] = st
 	}
-	writeJSON(w, http.StatusOK, body)
+	httpapi.WriteJSON(w, http.StatusOK, body)
 }
 
 // setToolSettings answers POST /api/tools/settings with body
@@ -62,7 +63,7 @@ func (s *Server) listMCPServers(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": infos})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": infos})
 }
 
 // mcpServerBody is the JSON of POST /api/mcp/servers.
@@ -111,7 +112,7 @@ func (s *Server) addMCPServer(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, info)
+	httpapi.WriteJSON(w, http.StatusCreated, info)
 }
 
 // deleteMCPServer answers DELETE /api/mcp/servers/{name}.

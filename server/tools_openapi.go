@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/tool"
 )
 
@@ -84,7 +85,7 @@ func (s *Server) importOpenAPI(w http.ResponseWriter, r *http.Request) {
 	for i, t := range tools {
 		out[i] = item{Name: t.Name(), Description: t.Description(), Capability: t.Capability(), Schema: t.Schema()}
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"name": in.Name, "tools": out, "persisted": true})
+	httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"name": in.Name, "tools": out, "persisted": true})
 }
 
 // deleteOpenAPIImport removes an OpenAPI import of the caller's workspace

@@ -20,6 +20,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/workflow"
 )
@@ -89,7 +90,7 @@ func detail(typ, code, message string) problemDetail {
 func invalidWorkflow(w http.ResponseWriter, probs []workflow.Problem) {
 	d := detail("invalid_workflow", "invalid_workflow", fmt.Sprintf("the workflow definition has %d problem(s); see problems", len(probs)))
 	d.Problems = probs
-	writeJSON(w, http.StatusUnprocessableEntity, problemBody{Error: d})
+	httpapi.WriteJSON(w, http.StatusUnprocessableEntity, problemBody{Error: d})
 }
 
 // workflowError maps the errors of parsing, preparing and running
@@ -210,7 +211,7 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	if list == nil {
 		list = []store.Workflow{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": list})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": list})
 }
 
 func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request) {
@@ -229,7 +230,7 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.auditWorkflow(r, "workflow.create", wf, nil)
-	writeJSON(w, http.StatusCreated, wf)
+	httpapi.WriteJSON(w, http.StatusCreated, wf)
 }
 
 // getWorkflow answers GET /api/workflows/{id}, where id may also be the
@@ -245,7 +246,7 @@ func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
 		storeErrorAbout(w, err, "workflow", idOrName)
 		return
 	}
-	writeJSON(w, http.StatusOK, wf)
+	httpapi.WriteJSON(w, http.StatusOK, wf)
 }
 
 func (s *Server) saveWorkflow(w http.ResponseWriter, r *http.Request) {
@@ -280,7 +281,7 @@ func (s *Server) saveDefinition(w http.ResponseWriter, r *http.Request, ws, id s
 		return
 	}
 	s.auditWorkflow(r, action, wf, details)
-	writeJSON(w, http.StatusOK, wf)
+	httpapi.WriteJSON(w, http.StatusOK, wf)
 }
 
 func (s *Server) deleteWorkflow(w http.ResponseWriter, r *http.Request) {
@@ -301,7 +302,7 @@ func (s *Server) listWorkflowVersions(w http.ResponseWriter, r *http.Request) {
 	if vs == nil {
 		vs = []store.WorkflowVersion{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": vs})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": vs})
 }
 
 // version reads the {version} path value; it answers 400 itself.
@@ -324,7 +325,7 @@ func (s *Server) getWorkflowVersion(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, wv)
+	httpapi.WriteJSON(w, http.StatusOK, wv)
 }
 
 // restoreWorkflowVersion saves an old definition as a new version; the old
@@ -401,7 +402,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		workflowError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, run)
+	httpapi.WriteJSON(w, http.StatusAccepted, run)
 }
 
 // blockRun records a run that the input hook's block_pattern refused,
@@ -440,7 +441,7 @@ func (s *Server) blockRun(w http.ResponseWriter, r *http.Request, req controlpla
 	if err := runs.AppendEvents(ctx, req.WorkspaceID, stored); err != nil {
 		s.logger.Warn("run_events_not_saved", "run_id", run.ID, "workspace_id", req.WorkspaceID, "error", err)
 	}
-	writeJSON(w, http.StatusUnprocessableEntity, problemBody{Error: detail("run_blocked", "run_blocked", reason), Run: &run, Event: &evs[1]})
+	httpapi.WriteJSON(w, http.StatusUnprocessableEntity, problemBody{Error: detail("run_blocked", "run_blocked", reason), Run: &run, Event: &evs[1]})
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
@@ -466,7 +467,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	if runs == nil {
 		runs = []store.Run{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": runs})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": runs})
 }
 
 var runStatuses = []string{
@@ -503,7 +504,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
+	httpapi.WriteJSON(w, http.StatusOK, struct {
 		store.Run
 		Checkpoints []checkpoint `json:"checkpoints"`
 		Next        string       `json:"next,omitempty"`
@@ -533,7 +534,7 @@ func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
+	httpapi.WriteJSON(w, http.StatusOK, struct {
 		Data []checkpoint `json:"data"`
 		Next string       `json:"next,omitempty"`
 	}{page, next})
@@ -588,11 +589,11 @@ func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, controlplane.ErrNotWaiting):
 		// A second answer (a retried request, a double click) is harmless:
 		// the run is shown as it is.
-		writeJSON(w, http.StatusOK, resumedRun{Run: run, Resumed: false})
+		httpapi.WriteJSON(w, http.StatusOK, resumedRun{Run: run, Resumed: false})
 	case err != nil:
 		storeError(w, err)
 	default:
-		writeJSON(w, http.StatusAccepted, resumedRun{Run: run, Resumed: true})
+		httpapi.WriteJSON(w, http.StatusAccepted, resumedRun{Run: run, Resumed: true})
 	}
 }
 
@@ -602,7 +603,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, run)
+	httpapi.WriteJSON(w, http.StatusOK, run)
 }
 
 func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
@@ -616,7 +617,7 @@ func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
 		workflowError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, run)
+	httpapi.WriteJSON(w, http.StatusAccepted, run)
 }
 
 // runEvents streams a run's events as SSE: id is the event's seq, event its

@@ -30,7 +30,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -45,6 +44,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 )
 
 // OverheadHeader reports, in milliseconds, the time AgentCraft spent on a
@@ -132,7 +132,7 @@ func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
 		}
 		list.Data = append(list.Data, wfs...)
 	}
-	writeJSON(w, http.StatusOK, list)
+	httpapi.WriteJSON(w, http.StatusOK, list)
 }
 
 func (h *Handler) model(w http.ResponseWriter, r *http.Request) {
@@ -144,14 +144,14 @@ func (h *Handler) model(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, modelInfo{ID: WorkflowModelPrefix + wf.Name, Object: "model", Created: wf.CreatedAt.Unix(), OwnedBy: workflowOwner})
+		httpapi.WriteJSON(w, http.StatusOK, modelInfo{ID: WorkflowModelPrefix + wf.Name, Object: "model", Created: wf.CreatedAt.Unix(), OwnedBy: workflowOwner})
 		return
 	}
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, modelInfo{ID: a.Row.Name, Object: "model", Created: a.Row.CreatedAt.Unix(), OwnedBy: "agentcraft"})
+	httpapi.WriteJSON(w, http.StatusOK, modelInfo{ID: a.Row.Name, Object: "model", Created: a.Row.CreatedAt.Unix(), OwnedBy: "agentcraft"})
 }
 
 // fail writes err as an OpenAI error.
@@ -177,12 +177,6 @@ func toAPIError(err error) *apierr.Error {
 		return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeUpstream, Code: "provider_not_configured", Message: err.Error()}
 	}
 	return apierr.FromLLM(err)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // call is one chat completion in flight.
@@ -389,7 +383,7 @@ func (c *call) whole(w http.ResponseWriter, events func(yield func(agent.Event, 
 		Usage:   toWireUsage(c.usage),
 	}
 	c.setOverhead(w.Header())
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
 func newID() string {

@@ -14,6 +14,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/workflow"
 )
@@ -365,7 +366,7 @@ func (f *follower) whole(ctx context.Context) {
 func (f *follower) writeWhole(text string) {
 	fr := string(llm.FinishStop)
 	c := f.c
-	writeJSON(f.w, http.StatusOK, chatCompletion{
+	httpapi.WriteJSON(f.w, http.StatusOK, chatCompletion{
 		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.req.Model,
 		Choices: []choice{{Index: 0, Message: &outMessage{Role: "assistant", Content: &text}, FinishReason: &fr}},
 		Usage:   toWireUsage(f.usage),

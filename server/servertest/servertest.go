@@ -1,7 +1,7 @@
 // Package servertest starts a whole AgentCraft server in-process for tests:
 // a SQLite store in a temporary directory, a master key, the platform with
-// the given providers and agents, the HTTP handler on a loopback listener
-// and an API key for the default workspace.
+// the given providers and agents, the HTTP handler (with /a2a mounted) on a
+// loopback listener and an API key for the default workspace.
 //
 //	env := servertest.New(t, &servertest.Options{Providers: ..., Agents: ...})
 //	client := openai.NewClient(option.WithBaseURL(env.URL+"/v1"), option.WithAPIKey(env.Key))
@@ -13,18 +13,26 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/kb"
+	"github.com/agentcraftlab/agentcraft/llm/llmtest"
+	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
+	"github.com/agentcraftlab/agentcraft/server/a2aserver"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 	"github.com/agentcraftlab/agentcraft/tool"
@@ -57,6 +65,9 @@ type Options struct {
 	// HTTP client of http_request and imported OpenAPI tools; nil: the
 	// defaults (no HTTP client).
 	Builtins *tool.BuiltinOptions
+	// KeyTTL is the server's Options.KeyTTL: how long a checked API key
+	// is answered from memory; default the server's.
+	KeyTTL time.Duration
 }
 
 // Env is a running server.
@@ -120,7 +131,7 @@ func New(t testing.TB, opts *Options) *Env {
 		Providers: o.Providers, Agents: o.Agents, DetectProviders: o.DetectProviders,
 		Getenv: getenv, OllamaURL: ollama, Logger: logger, Builtins: o.Builtins,
 	}
-	sopts := &server.Options{Auth: o.Auth, MaxBodyBytes: o.MaxBodyBytes, MaxUploadBytes: o.MaxUploadBytes, Version: "test", Logger: logger}
+	sopts := &server.Options{Auth: o.Auth, MaxBodyBytes: o.MaxBodyBytes, MaxUploadBytes: o.MaxUploadBytes, Version: "test", Logger: logger, KeyTTL: o.KeyTTL}
 	var jobs sync.WaitGroup
 	if o.Knowledge {
 		eng, err := memory.New(nil)
@@ -149,6 +160,14 @@ func New(t testing.TB, opts *Options) *Env {
 	}
 	env.Platform = p
 	env.Workspace = p.DefaultWorkspace()
+	// The complete server of `agentcraft serve`, but /mcp (its tests build
+	// their own, with a run service): /v1, /api and /a2a behind API keys.
+	sopts.Runner = run.New(p, nil)
+	a2aSrv, err := a2aserver.New(p, &a2aserver.Options{Auth: o.Auth, Runner: sopts.Runner, MaxBodyBytes: o.MaxBodyBytes, Version: sopts.Version, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sopts.Mounts = a2aSrv.Mounts()
 	srv, err := server.New(p, sopts)
 	if err != nil {
 		t.Fatal(err)
@@ -160,6 +179,7 @@ func New(t testing.TB, opts *Options) *Env {
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
 		hs.Close()
+		a2aSrv.Stop()
 		srv.Stop()
 		jobs.Wait()
 		p.Stop()
@@ -198,4 +218,67 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// FakeProvider is provider "fake" on a scripted OpenAI-compatible fake
+// (llmtest.NewOpenAI) that does not retry, so a scripted fault reaches
+// the test at once. Agents name its models "fake/<model>".
+func FakeProvider(fake *llmtest.Server) platform.ProviderConfig {
+	off := false
+	return platform.ProviderConfig{Name: "fake", Type: "openai", BaseURL: fake.URL + "/v1", APIKey: "upstream-secret",
+		Middleware: middleware.Settings{Retry: middleware.RetrySettings{Enabled: &off}}}
+}
+
+// Client sends raw HTTP requests to a test server and never follows a
+// redirect: an API answering one has failed its client.
+type Client struct {
+	T    testing.TB
+	Base string // the server's root URL
+	Key  string // sent as Authorization: Bearer; "" sends none
+}
+
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// Do sends body (JSON when not empty) and returns the answer and its body.
+func (c Client) Do(method, path, body string) (*http.Response, []byte) {
+	c.T.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, c.Base+path, r)
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Key)
+	}
+	resp, err := noRedirects.Do(req)
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	return resp, b
+}
+
+// JSON sends a request, fails the test unless the answer has status want,
+// and decodes its JSON into v when v is not nil.
+func (c Client) JSON(method, path, body string, want int, v any) {
+	c.T.Helper()
+	resp, b := c.Do(method, path, body)
+	if resp.StatusCode != want {
+		c.T.Fatalf("%s %s = %d %s, want %d", method, path, resp.StatusCode, b, want)
+	}
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			c.T.Fatalf("%s %s: decode %s: %v", method, path, b, err)
+		}
+	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/audit"
 	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
-	"github.com/agentcraftlab/agentcraft/server"
+	"github.com/agentcraftlab/agentcraft/server/mcpserver"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -24,16 +24,18 @@ func mcpServerCommands(e *env) []*cobra.Command {
 }
 
 // mcpServerOptions turns the mcp section of the configuration into the
-// options of /mcp, warning when it is open without tokens.
-func mcpServerOptions(cfg config.Config, masterKey []byte, logger *slog.Logger) (*server.MCPOptions, error) {
+// options of /mcp, warning when it is open without tokens. The caller adds
+// the services (runner, runs, knowledge).
+func mcpServerOptions(cfg config.Config, masterKey []byte, logger *slog.Logger) (*mcpserver.Options, error) {
 	m := cfg.MCP
-	o := &server.MCPOptions{Auth: m.Auth, JWKSURL: m.JWKSURL, Issuer: m.Issuer, Audience: m.Audience, AllowedOrigins: m.AllowedOrigins}
-	if m.Auth == server.AuthNone {
+	o := &mcpserver.Options{Auth: m.Auth, JWKSURL: m.JWKSURL, Issuer: m.Issuer, Audience: m.Audience, AllowedOrigins: m.AllowedOrigins,
+		Logger: logger, Version: version(), MaxBodyBytes: cfg.Server.MaxBodyBytes}
+	if m.Auth == mcpserver.AuthNone {
 		logger.Warn("mcp_authentication_disabled", "reason", "mcp.auth is none", "workspace", cfg.Server.Workspace,
 			"risk", "anyone who reaches "+cfg.Server.Addr+"/mcp can call every agent, workflow and knowledge base of the workspace; use only on a trusted private network")
 		return o, nil
 	}
-	key, err := server.DeriveTokenKey(masterKey)
+	key, err := mcpserver.DeriveTokenKey(masterKey)
 	if err != nil {
 		return nil, err
 	}
@@ -90,8 +92,8 @@ Logs go to standard error; standard output carries only the protocol.`,
 				wf.stop(sctx)
 			}()
 			in, out := e.stdioPipes(cmd)
-			return server.ServeMCPStdio(ctx, stk.p, stk.p.DefaultWorkspace().ID, in, out,
-				&server.StdioOptions{Runner: stk.runner, Runs: wf.runs, Knowledge: stk.knowledge, Logger: logger, Version: version()})
+			return mcpserver.ServeStdio(ctx, stk.p, stk.p.DefaultWorkspace().ID, in, out,
+				&mcpserver.StdioOptions{Runner: stk.runner, Runs: wf.runs, Knowledge: stk.knowledge, Logger: logger, Version: version()})
 		},
 	}
 	cmd.Flags().BoolVar(&stdio, "stdio", false, "speak MCP over standard input and output")
@@ -140,12 +142,12 @@ POST /oauth/token and calls /mcp with it. Scopes decide which tools it sees:
 			if strings.TrimSpace(name) == "" {
 				return fmt.Errorf("--name is empty: name the client, e.g. --name claude-desktop")
 			}
-			sc, err := server.ParseScopes(scopes)
+			sc, err := mcpserver.ParseScopes(scopes)
 			if err != nil {
 				return fmt.Errorf("--scopes: %w", err)
 			}
 			return e.withWorkspaceStore(cmd.Context(), workspace, true, func(st store.Store, ws store.Workspace) error {
-				secret, hash := server.NewClientSecret()
+				secret, hash := mcpserver.NewClientSecret()
 				c, err := st.OAuthClients().Create(cmd.Context(), store.OAuthClient{WorkspaceID: ws.ID, Name: name, SecretHash: hash, Scopes: sc})
 				if err != nil {
 					return err

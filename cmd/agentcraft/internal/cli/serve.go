@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,8 @@ import (
 	agentrun "github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
+	"github.com/agentcraftlab/agentcraft/server/a2aserver"
+	"github.com/agentcraftlab/agentcraft/server/mcpserver"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
 )
@@ -179,8 +182,21 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	if err != nil {
 		return err
 	}
+	mcpOpts.Runner, mcpOpts.Runs, mcpOpts.Knowledge = stk.runner, wf.runs, stk.knowledge
+	mcpSrv, err := mcpserver.New(stk.p, mcpOpts)
+	if err != nil {
+		return err
+	}
+	// A2A runs its tasks detached from their requests; Stop, after the
+	// HTTP server has shut down, cancels the ones still running.
+	a2aSrv, err := a2aserver.New(stk.p, &a2aserver.Options{Auth: cfg.Server.Auth, Runner: stk.runner, MaxBodyBytes: cfg.Server.MaxBodyBytes,
+		Version: version(), Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer a2aSrv.Stop()
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
-		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, MCP: mcpOpts})
+		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Mounts: slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts())})
 	if err != nil {
 		return err
 	}

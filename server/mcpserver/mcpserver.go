@@ -1,4 +1,13 @@
-package server
+// Package mcpserver is AgentCraft's MCP server: the tools docsearch,
+// agent_<name> and workflow_<name> of a workspace, served at /mcp over the
+// stateless streamable HTTP transport behind OAuth2 bearer JWTs (its own
+// client-credentials issuer at /oauth/token, or an outside issuer's JWKS),
+// and over stdio for desktop clients (ServeStdio). Agents run through
+// package run, as on every surface.
+//
+//	m, err := mcpserver.New(p, &mcpserver.Options{TokenKey: key, Runner: runner})
+//	srv, err := server.New(p, &server.Options{Mounts: m.Mounts()})
+package mcpserver
 
 import (
 	"bytes"
@@ -21,28 +30,33 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
-// MCP authentication modes (MCPOptions.Auth).
+// Authentication modes (Options.Auth).
 const (
-	// MCPAuthOAuth requires an OAuth2 bearer JWT on /mcp.
-	MCPAuthOAuth = "oauth"
+	// AuthOAuth requires an OAuth2 bearer JWT on /mcp.
+	AuthOAuth = "oauth"
+	// AuthNone takes no token: every tool of the default workspace, for
+	// trusted private networks only.
+	AuthNone = "none"
 )
 
 const mcpPath = "/mcp"
 
-// MCPOptions configure AgentCraft's MCP server at /mcp and its OAuth2
-// endpoints (POST /oauth/token, /.well-known/...).
-type MCPOptions struct {
-	// Auth is MCPAuthOAuth (default) or AuthNone: no token, every tool of
-	// the default workspace, for trusted private networks only.
+// Options configure the MCP server at /mcp and its OAuth2 endpoints
+// (POST /oauth/token, /.well-known/...).
+type Options struct {
+	// Auth is AuthOAuth (default) or AuthNone.
 	Auth string
 	// TokenKey signs the tokens of POST /oauth/token and verifies them;
 	// derive it with DeriveTokenKey from the master key. Required with
-	// MCPAuthOAuth.
+	// AuthOAuth.
 	TokenKey ed25519.PrivateKey
 	// JWKSURL, when set, also accepts tokens of an outside authorization
 	// server whose keys it serves; Issuer (required with it) must match
@@ -59,12 +73,27 @@ type MCPOptions struct {
 	BaseURL string
 	// HTTPClient fetches JWKSURL. Default: a client with a 10 s timeout.
 	HTTPClient *http.Client
+
+	// Runner runs the agent tools. Default: run.New(p, nil).
+	Runner *run.Runner
+	// Runs runs the workflow tools; nil offers none.
+	Runs *controlplane.Service
+	// Knowledge searches knowledge bases for docsearch; nil offers no
+	// docsearch.
+	Knowledge *kb.Service
+	// Logger receives operational logs. Default: discard.
+	Logger *slog.Logger
+	// Version is reported to clients.
+	Version string
+	// MaxBodyBytes caps request bodies. Default 8 MiB.
+	MaxBodyBytes int64
 }
 
-// mcpFront serves /mcp, the token endpoint and the metadata documents.
-type mcpFront struct {
-	s      *Server
-	opts   MCPOptions
+// Server serves /mcp, the token endpoint and the metadata documents; hand
+// its Mounts to server.Options.Mounts.
+type Server struct {
+	p      *platform.Platform
+	opts   Options
 	logger *slog.Logger
 	issuer *issuer    // nil when Auth is none
 	jwks   *jwksCache // nil without JWKSURL
@@ -72,25 +101,39 @@ type mcpFront struct {
 	tools  *mcpTools
 }
 
-func newMCPFront(s *Server, o MCPOptions) (*mcpFront, error) {
-	if o.Auth == "" {
-		o.Auth = MCPAuthOAuth
+// New returns the MCP server of p's workspaces.
+func New(p *platform.Platform, opts *Options) (*Server, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
 	}
-	m := &mcpFront{s: s, opts: o, logger: s.logger, tools: &mcpTools{p: s.p, runner: s.runner, runs: s.opts.Runs, knowledge: s.opts.Knowledge,
-		logger: s.logger, version: s.opts.Version, cache: mcp.NewSchemaCache()}}
+	if o.Auth == "" {
+		o.Auth = AuthOAuth
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 8 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Runner == nil {
+		o.Runner = run.New(p, nil)
+	}
+	m := &Server{p: p, opts: o, logger: o.Logger, tools: &mcpTools{p: p, runner: o.Runner, runs: o.Runs, knowledge: o.Knowledge,
+		logger: o.Logger, version: o.Version, cache: mcp.NewSchemaCache()}}
 	switch o.Auth {
 	case AuthNone:
-	case MCPAuthOAuth:
+	case AuthOAuth:
 		if len(o.TokenKey) != ed25519.PrivateKeySize {
-			return nil, errors.New("server: MCPOptions.TokenKey is not set: derive it from the master key with server.DeriveTokenKey")
+			return nil, errors.New("mcpserver: Options.TokenKey is not set: derive it from the master key with mcpserver.DeriveTokenKey")
 		}
 		var err error
-		if m.issuer, err = newIssuer(o.TokenKey, s.p.Store()); err != nil {
+		if m.issuer, err = newIssuer(o.TokenKey, p.Store()); err != nil {
 			return nil, err
 		}
 		if o.JWKSURL != "" {
 			if o.Issuer == "" {
-				return nil, errors.New("server: MCPOptions.JWKSURL is set without Issuer: name the outside authorization server's issuer")
+				return nil, errors.New("mcpserver: Options.JWKSURL is set without Issuer: name the outside authorization server's issuer")
 			}
 			client := o.HTTPClient
 			if client == nil {
@@ -99,36 +142,42 @@ func newMCPFront(s *Server, o MCPOptions) (*mcpFront, error) {
 			m.jwks = &jwksCache{url: o.JWKSURL, client: client}
 		}
 	default:
-		return nil, fmt.Errorf("server: MCPOptions.Auth %q is not %q or %q", o.Auth, MCPAuthOAuth, AuthNone)
+		return nil, fmt.Errorf("mcpserver: Options.Auth %q is not %q or %q", o.Auth, AuthOAuth, AuthNone)
 	}
 	for _, origin := range o.AllowedOrigins {
 		if u, err := url.Parse(origin); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
-			return nil, fmt.Errorf("server: MCPOptions.AllowedOrigins: %q is not an origin such as https://app.example.com", origin)
+			return nil, fmt.Errorf("mcpserver: Options.AllowedOrigins: %q is not an origin such as https://app.example.com", origin)
 		}
 	}
 	m.mcp = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		srv, _ := r.Context().Value(mcpServerKey{}).(*mcp.Server)
 		return srv
-	}, &mcp.StreamableHTTPOptions{Stateless: true, Logger: s.logger, MaxRequestBodyBytes: s.opts.MaxBodyBytes})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes})
 	return m, nil
 }
 
-// register adds the routes; none of them is behind API-key auth.
-func (m *mcpFront) register(mux *http.ServeMux) {
-	mux.Handle(mcpPath, m)
-	mux.HandleFunc("GET /.well-known/oauth-protected-resource", m.resourceMetadata)
-	mux.HandleFunc("GET /.well-known/oauth-protected-resource"+mcpPath, m.resourceMetadata)
-	if m.issuer != nil {
-		mux.HandleFunc("/oauth/token", m.token)
-		mux.HandleFunc("GET /.well-known/jwks.json", m.serveJWKS)
-		mux.HandleFunc("GET /.well-known/oauth-authorization-server", m.authServerMetadata)
+// Mounts are the server's routes. None is behind API-key auth: /mcp
+// checks bearer tokens of its own, and the token endpoint and metadata
+// are public.
+func (m *Server) Mounts() []httpapi.Mount {
+	mounts := []httpapi.Mount{
+		{Pattern: mcpPath, Handler: http.HandlerFunc(m.serveMCP)},
+		{Pattern: "GET /.well-known/oauth-protected-resource", Handler: http.HandlerFunc(m.resourceMetadata)},
+		{Pattern: "GET /.well-known/oauth-protected-resource" + mcpPath, Handler: http.HandlerFunc(m.resourceMetadata)},
 	}
+	if m.issuer != nil {
+		mounts = append(mounts,
+			httpapi.Mount{Pattern: "/oauth/token", Handler: http.HandlerFunc(m.token)},
+			httpapi.Mount{Pattern: "GET /.well-known/jwks.json", Handler: http.HandlerFunc(m.serveJWKS)},
+			httpapi.Mount{Pattern: "GET /.well-known/oauth-authorization-server", Handler: http.HandlerFunc(m.authServerMetadata)})
+	}
+	return mounts
 }
 
 type mcpServerKey struct{}
 
 // base is the server's root URL as clients reach it.
-func (m *mcpFront) base(r *http.Request) string {
+func (m *Server) base(r *http.Request) string {
 	if m.opts.BaseURL != "" {
 		return strings.TrimSuffix(m.opts.BaseURL, "/")
 	}
@@ -139,12 +188,12 @@ func (m *mcpFront) base(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-func (m *mcpFront) resourceMetadataURL(r *http.Request) string {
+func (m *Server) resourceMetadataURL(r *http.Request) string {
 	return m.base(r) + "/.well-known/oauth-protected-resource"
 }
 
 // resourceMetadata serves RFC 9728 metadata of /mcp.
-func (m *mcpFront) resourceMetadata(w http.ResponseWriter, r *http.Request) {
+func (m *Server) resourceMetadata(w http.ResponseWriter, r *http.Request) {
 	base := m.base(r)
 	var servers []string
 	if m.issuer != nil {
@@ -154,7 +203,7 @@ func (m *mcpFront) resourceMetadata(w http.ResponseWriter, r *http.Request) {
 		servers = append(servers, m.opts.Issuer)
 	}
 	w.Header().Set("Access-Control-Allow-Origin", "*")
-	writeJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{
+	httpapi.WriteJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{
 		Resource:               base + mcpPath,
 		AuthorizationServers:   servers,
 		ScopesSupported:        scopesSupported,
@@ -163,12 +212,12 @@ func (m *mcpFront) resourceMetadata(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// ServeHTTP serves /mcp: DNS-rebinding checks, the bearer token, the
+// serveMCP serves /mcp: DNS-rebinding checks, the bearer token, the
 // scope of a tools/call, then the SDK's stateless streamable handler with
 // a server holding the tools the token may see.
-func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (m *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if msg := m.checkOrigin(r); msg != "" {
-		writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden", "error_description": msg})
+		httpapi.WriteJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden", "error_description": msg})
 		return
 	}
 	var (
@@ -177,9 +226,9 @@ func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		pr     platform.Principal
 	)
 	if m.opts.Auth == AuthNone {
-		ws, scopes = m.s.p.DefaultWorkspace(), scopeSet{all: true}
+		ws, scopes = m.p.DefaultWorkspace(), scopeSet{all: true}
 	} else {
-		token, ok := bearer(r.Header.Get("Authorization"))
+		token, ok := httpapi.Bearer(r.Header.Get("Authorization"))
 		if !ok {
 			m.unauthorized(w, r, "no bearer token: get one from POST /oauth/token (client_credentials) and send Authorization: Bearer <token>")
 			return
@@ -190,7 +239,7 @@ func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			var ue unavailableError
 			if errors.As(err, &ue) {
 				m.logger.Error("mcp_token_check_failed", "error", err)
-				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "cannot check the token now; try again"})
+				httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "cannot check the token now; try again"})
 				return
 			}
 			m.unauthorized(w, r, err.Error())
@@ -200,16 +249,16 @@ func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pr.WorkspaceID = ws.ID
 
 	if r.Method == http.MethodPost && r.Body != nil {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.s.opts.MaxBodyBytes))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.opts.MaxBodyBytes))
 		if err != nil {
-			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": "request_too_large",
-				"error_description": fmt.Sprintf("the request body exceeds %d bytes", m.s.opts.MaxBodyBytes)})
+			httpapi.WriteJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": "request_too_large",
+				"error_description": fmt.Sprintf("the request body exceeds %d bytes", m.opts.MaxBodyBytes)})
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if need := neededScope(body, scopes); need != "" {
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`, need, m.resourceMetadataURL(r)))
-			writeJSON(w, http.StatusForbidden, map[string]string{"error": "insufficient_scope",
+			httpapi.WriteJSON(w, http.StatusForbidden, map[string]string{"error": "insufficient_scope",
 				"error_description": "the token lacks scope " + need + " for this tool: ask for a client with it (`agentcraft mcp clients create --scopes`)"})
 			return
 		}
@@ -224,7 +273,7 @@ func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	srv, err := m.tools.server(ctx, caller, scopes)
 	if err != nil {
 		m.logger.Error("mcp_tools_failed", "workspace_id", ws.ID, "error", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "cannot list the workspace's tools now; try again"})
+		httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "cannot list the workspace's tools now; try again"})
 		return
 	}
 	m.mcp.ServeHTTP(w, r.WithContext(context.WithValue(ctx, mcpServerKey{}, srv)))
@@ -232,17 +281,17 @@ func (m *mcpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // unauthorized answers 401 with the challenge MCP clients follow to the
 // resource metadata (RFC 9728 §5.1).
-func (m *mcpFront) unauthorized(w http.ResponseWriter, r *http.Request, desc string) {
+func (m *Server) unauthorized(w http.ResponseWriter, r *http.Request, desc string) {
 	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata=%q, scope=%q, error="invalid_token", error_description=%q`,
 		m.resourceMetadataURL(r), strings.Join(scopesSupported, " "), strings.ReplaceAll(desc, `"`, `'`)))
-	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": desc})
+	httpapi.WriteJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": desc})
 }
 
 // checkOrigin returns why r must be refused, or "". A browser page of
 // another site must not drive /mcp with the user's network position (DNS
 // rebinding): a request bound to loopback must name a loopback Host, and
 // a browser Origin must be the server's own or an allowed one.
-func (m *mcpFront) checkOrigin(r *http.Request) string {
+func (m *Server) checkOrigin(r *http.Request) string {
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
 		if isLoopback(local.String()) && !isLoopback(r.Host) {
 			return fmt.Sprintf("Host %q is not a loopback name while the server listens on loopback (DNS rebinding protection); reach it as 127.0.0.1 or localhost", r.Host)
@@ -287,7 +336,7 @@ var tokenAlgorithms = []jose.SignatureAlgorithm{jose.EdDSA, jose.ES256, jose.ES3
 // verify checks a bearer JWT: AgentCraft's own (iss is this server) or, with
 // JWKSURL, an outside issuer's. It returns the workspace, the scopes and
 // the subject.
-func (m *mcpFront) verify(r *http.Request, token string) (store.Workspace, scopeSet, string, error) {
+func (m *Server) verify(r *http.Request, token string) (store.Workspace, scopeSet, string, error) {
 	ctx := r.Context()
 	tok, err := jwt.ParseSigned(token, tokenAlgorithms)
 	if err != nil {
@@ -358,16 +407,16 @@ func (m *mcpFront) verify(r *http.Request, token string) (store.Workspace, scope
 		case cl.WorkspaceID != c.Workspace:
 			return store.Workspace{}, scopeSet{}, "", errors.New("the token's workspace is not its client's")
 		}
-		ws, err := m.s.p.Store().Workspaces().Get(ctx, c.Workspace)
+		ws, err := m.p.Store().Workspaces().Get(ctx, c.Workspace)
 		if err != nil {
 			return store.Workspace{}, scopeSet{}, "", unavailableError{err}
 		}
 		return ws, sc, "oauth:" + c.Subject, nil
 	}
 	if c.Workspace == "" {
-		return m.s.p.DefaultWorkspace(), sc, c.Subject, nil
+		return m.p.DefaultWorkspace(), sc, c.Subject, nil
 	}
-	ws, err := m.s.p.Store().Workspaces().GetByName(ctx, c.Workspace)
+	ws, err := m.p.Store().Workspaces().GetByName(ctx, c.Workspace)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Workspace{}, scopeSet{}, "", fmt.Errorf("the token's workspace %q does not exist", c.Workspace)
 	}

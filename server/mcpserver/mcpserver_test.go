@@ -1,4 +1,4 @@
-package server_test
+package mcpserver_test
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server"
+	"github.com/agentcraftlab/agentcraft/server/mcpserver"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/workflow"
@@ -35,25 +36,30 @@ type mcpEnv struct {
 	*servertest.Env
 	url  string
 	fake *llmtest.Server
-	c    client
+	c    servertest.Client
 }
 
-func newMCPEnv(t *testing.T, mo server.MCPOptions, wfTurns ...llmtest.Turn) mcpEnv {
+func newMCPEnv(t *testing.T, mo mcpserver.Options, wfTurns ...llmtest.Turn) mcpEnv {
 	t.Helper()
 	fake := llmtest.NewOpenAI(t)
-	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{fakeProvider(fake)},
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{servertest.FakeProvider(fake)},
 		Agents: []platform.AgentSpec{{Name: "helper", Model: "fake/m", Instructions: "Help.", MaxSteps: 3}}, Knowledge: true})
 	res := workflowtest.NewResolver(t, wfTurns...)
 	runs := controlplane.New(env.Store, workflowtest.Engine(t, workflow.Services{Agents: res}), controlplane.Options{})
-	if mo.Auth != server.AuthNone && mo.TokenKey == nil {
-		key, err := server.DeriveTokenKey([]byte("0123456789abcdef0123456789abcdef"))
+	if mo.Auth != mcpserver.AuthNone && mo.TokenKey == nil {
+		key, err := mcpserver.DeriveTokenKey([]byte("0123456789abcdef0123456789abcdef"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		mo.TokenKey = key
 	}
+	mo.Runs, mo.Knowledge = runs, env.Knowledge
+	m, err := mcpserver.New(env.Platform, &mo)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := server.New(env.Platform, &server.Options{Runs: runs, Knowledge: env.Knowledge,
-		EnqueueIngest: func(context.Context, string, string) error { return nil }, MCP: &mo})
+		EnqueueIngest: func(context.Context, string, string) error { return nil }, Mounts: m.Mounts()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,13 +70,13 @@ func newMCPEnv(t *testing.T, mo server.MCPOptions, wfTurns ...llmtest.Turn) mcpE
 		runs.Wait()
 		srv.Stop()
 	})
-	return mcpEnv{Env: env, url: hs.URL, fake: fake, c: client{t: t, base: hs.URL, key: env.Key}}
+	return mcpEnv{Env: env, url: hs.URL, fake: fake, c: servertest.Client{T: t, Base: hs.URL, Key: env.Key}}
 }
 
 // newClient stores an OAuth client of the default workspace.
 func (e mcpEnv) newClient(t *testing.T, scopes ...string) (id, secret string) {
 	t.Helper()
-	secret, hash := server.NewClientSecret()
+	secret, hash := mcpserver.NewClientSecret()
 	c, err := e.Store.OAuthClients().Create(t.Context(), store.OAuthClient{WorkspaceID: e.Workspace.ID, Name: "t", SecretHash: hash, Scopes: scopes})
 	if err != nil {
 		t.Fatal(err)
@@ -162,9 +168,9 @@ func callText(t *testing.T, s *mcp.ClientSession, name string, args map[string]a
 
 func TestMCPToolsOverOAuth(t *testing.T) {
 	t.Parallel()
-	e := newMCPEnv(t, server.MCPOptions{}, llmtest.Turn{Text: "A memo."})
+	e := newMCPEnv(t, mcpserver.Options{}, llmtest.Turn{Text: "A memo."})
 	var wf store.Workflow
-	e.c.json("POST", "/api/workflows", simpleFlow, http.StatusCreated, &wf)
+	e.c.JSON("POST", "/api/workflows", simpleFlow, http.StatusCreated, &wf)
 
 	s := e.session(t, e.token(t, "docsearch/read", "docsearch/search", "agents/*", "workflows/memo"))
 	if got, want := toolNames(t, s), []string{"agent_helper", "docsearch", "workflow_memo"}; !slices.Equal(got, want) {
@@ -201,7 +207,7 @@ func TestMCPToolsOverOAuth(t *testing.T) {
 
 func TestMCPDocsearchFindsPassages(t *testing.T) {
 	t.Parallel()
-	e := newMCPEnv(t, server.MCPOptions{})
+	e := newMCPEnv(t, mcpserver.Options{})
 	kb, err := e.Knowledge.Create(t.Context(), e.Workspace.ID, "manuals", "")
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +235,7 @@ func TestMCPDocsearchFindsPassages(t *testing.T) {
 
 func TestOAuthTokenEndpoint(t *testing.T) {
 	t.Parallel()
-	e := newMCPEnv(t, server.MCPOptions{})
+	e := newMCPEnv(t, mcpserver.Options{})
 	id, secret := e.newClient(t, "docsearch/read", "docsearch/search")
 	revokedID, revokedSecret := e.newClient(t, "docsearch/read")
 	if err := e.Store.OAuthClients().Revoke(t.Context(), e.Workspace.ID, revokedID); err != nil {
@@ -287,7 +293,7 @@ func TestOAuthTokenEndpoint(t *testing.T) {
 			t.Fatalf("%s: token does not parse: %v", tc.name, err)
 		}
 		var jwks jose.JSONWebKeySet
-		e.c.json("GET", "/.well-known/jwks.json", "", 200, &jwks)
+		e.c.JSON("GET", "/.well-known/jwks.json", "", 200, &jwks)
 		if len(jwks.Keys) != 1 || tok.Headers[0].KeyID != jwks.Keys[0].KeyID {
 			t.Fatalf("JWKS %+v does not hold the token's key %q", jwks.Keys, tok.Headers[0].KeyID)
 		}
@@ -311,7 +317,7 @@ func TestOAuthTokenEndpoint(t *testing.T) {
 	}
 
 	var meta map[string]any
-	e.c.json("GET", "/.well-known/oauth-authorization-server", "", 200, &meta)
+	e.c.JSON("GET", "/.well-known/oauth-authorization-server", "", 200, &meta)
 	if meta["issuer"] != e.url || meta["token_endpoint"] != e.url+"/oauth/token" || meta["jwks_uri"] != e.url+"/.well-known/jwks.json" {
 		t.Errorf("authorization server metadata = %v", meta)
 	}
@@ -350,7 +356,7 @@ func callTool(name string) string {
 
 func TestMCP401And403Headers(t *testing.T) {
 	t.Parallel()
-	e := newMCPEnv(t, server.MCPOptions{})
+	e := newMCPEnv(t, mcpserver.Options{})
 	meta := e.url + "/.well-known/oauth-protected-resource"
 
 	resp := mcpPost(t, e.url, "", listTools, nil)
@@ -388,12 +394,18 @@ func TestMCP401And403Headers(t *testing.T) {
 	}
 
 	var prm map[string]any
-	e.c.json("GET", "/.well-known/oauth-protected-resource", "", 200, &prm)
+	e.c.JSON("GET", "/.well-known/oauth-protected-resource", "", 200, &prm)
 	if prm["resource"] != e.url+"/mcp" || !slices.Equal(toStrings(prm["authorization_servers"]), []string{e.url}) ||
 		!slices.Equal(toStrings(prm["bearer_methods_supported"]), []string{"header"}) || len(toStrings(prm["scopes_supported"])) != 4 {
 		t.Errorf("protected resource metadata = %v", prm)
 	}
 }
+
+// simpleFlow is a workflow "memo" with one agent node.
+const simpleFlow = `{"name":"memo","description":"writes a memo","nodes":[{"id":"start","type":"start"},
+{"id":"draft","type":"agent","config":{"model":"m","prompt":"Draft: {{input}}"}},
+{"id":"end","type":"end"}],
+"edges":[{"id":"e1","source":"start","target":"draft"},{"id":"e2","source":"draft","target":"end"}]}`
 
 func toStrings(v any) []string {
 	var out []string
@@ -405,7 +417,7 @@ func toStrings(v any) []string {
 
 func TestMCPOriginAndHost(t *testing.T) {
 	t.Parallel()
-	e := newMCPEnv(t, server.MCPOptions{AllowedOrigins: []string{"https://app.example.com"}})
+	e := newMCPEnv(t, mcpserver.Options{AllowedOrigins: []string{"https://app.example.com"}})
 	tok := e.token(t, "docsearch/read")
 	hostport := strings.TrimPrefix(e.url, "http://")
 	for _, tc := range []struct {
@@ -448,7 +460,7 @@ func TestMCPExternalJWKS(t *testing.T) {
 	}))
 	t.Cleanup(jwks.Close)
 	const iss, aud = "https://idp.example.com", "https://agents.example.com/mcp"
-	e := newMCPEnv(t, server.MCPOptions{JWKSURL: jwks.URL, Issuer: iss, Audience: aud})
+	e := newMCPEnv(t, mcpserver.Options{JWKSURL: jwks.URL, Issuer: iss, Audience: aud})
 	sign := func(key *ecdsa.PrivateKey, kid string, c jwt.Claims, scope string) string {
 		sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: key, KeyID: kid}}, nil)
 		if err != nil {
@@ -484,7 +496,7 @@ func TestMCPExternalJWKS(t *testing.T) {
 		}
 	}
 	var prm map[string]any
-	e.c.json("GET", "/.well-known/oauth-protected-resource", "", 200, &prm)
+	e.c.JSON("GET", "/.well-known/oauth-protected-resource", "", 200, &prm)
 	if !slices.Contains(toStrings(prm["authorization_servers"]), iss) {
 		t.Errorf("authorization_servers %v lack the outside issuer", prm["authorization_servers"])
 	}
@@ -492,7 +504,7 @@ func TestMCPExternalJWKS(t *testing.T) {
 
 func TestMCPAuthNone(t *testing.T) {
 	t.Parallel()
-	e := newMCPEnv(t, server.MCPOptions{Auth: server.AuthNone})
+	e := newMCPEnv(t, mcpserver.Options{Auth: mcpserver.AuthNone})
 	s := e.session(t, "")
 	if got, want := toolNames(t, s), []string{"agent_helper", "docsearch"}; !slices.Equal(got, want) {
 		t.Errorf("tools with auth none = %v, want %v", got, want)
@@ -508,13 +520,13 @@ func TestMCPAuthNone(t *testing.T) {
 
 func TestMCPStdio(t *testing.T) {
 	t.Parallel()
-	e := newMCPEnv(t, server.MCPOptions{})
+	e := newMCPEnv(t, mcpserver.Options{})
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- server.ServeMCPStdio(ctx, e.Platform, e.Workspace.ID, sr, sw, &server.StdioOptions{Knowledge: e.Knowledge})
+		done <- mcpserver.ServeStdio(ctx, e.Platform, e.Workspace.ID, sr, sw, &mcpserver.StdioOptions{Knowledge: e.Knowledge})
 	}()
 	c := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, nil)
 	s, err := c.Connect(t.Context(), &mcp.IOTransport{Reader: cr, Writer: cw}, nil)

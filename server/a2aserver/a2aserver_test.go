@@ -1,4 +1,4 @@
-package server_test
+package a2aserver_test
 
 import (
 	"encoding/json"
@@ -16,12 +16,12 @@ import (
 )
 
 // a2aEnv is a server whose agent "helper" answers the scripted turns.
-func a2aEnv(t *testing.T, turns ...llmtest.Turn) (*servertest.Env, client) {
+func a2aEnv(t *testing.T, turns ...llmtest.Turn) (*servertest.Env, servertest.Client) {
 	t.Helper()
 	fake := llmtest.NewOpenAI(t, turns...)
-	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{fakeProvider(fake)},
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{servertest.FakeProvider(fake)},
 		Agents: []platform.AgentSpec{{Name: "helper", Model: "fake/m", Instructions: "Help.", MaxSteps: 3}}})
-	return env, client{t: t, base: env.URL, key: env.Key}
+	return env, servertest.Client{T: t, Base: env.URL, Key: env.Key}
 }
 
 // rpcAnswer is a JSON-RPC response with its result or error.
@@ -37,20 +37,20 @@ type rpcAnswer struct {
 // agents, and keep a workspace's tasks from every other workspace.
 func TestA2AServer(t *testing.T) {
 	env, c := a2aEnv(t, llmtest.Turn{Text: "Paris."})
-	anon := client{t: t, base: env.URL}
+	anon := servertest.Client{T: t, Base: env.URL}
 	for _, p := range []string{"/a2a", "/a2a/helper/.well-known/agent-card.json"} {
-		if resp, body := anon.do("GET", p, ""); resp.StatusCode != http.StatusUnauthorized {
+		if resp, body := anon.Do("GET", p, ""); resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("GET %s without a key = %d %s, want 401", p, resp.StatusCode, body)
 		}
 	}
-	if resp, body := anon.do("POST", "/a2a/helper", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`); resp.StatusCode != http.StatusUnauthorized {
+	if resp, body := anon.Do("POST", "/a2a/helper", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("POST /a2a/helper without a key = %d %s, want 401", resp.StatusCode, body)
 	}
 
 	var idx struct {
 		Agents []struct{ Name, CardURL string }
 	}
-	c.json("GET", "/a2a", "", http.StatusOK, &idx)
+	c.JSON("GET", "/a2a", "", http.StatusOK, &idx)
 	if len(idx.Agents) != 1 || idx.Agents[0].Name != "helper" || idx.Agents[0].CardURL != env.URL+"/a2a/helper/.well-known/agent-card.json" {
 		t.Errorf("index = %+v", idx)
 	}
@@ -59,7 +59,7 @@ func TestA2AServer(t *testing.T) {
 		SupportedInterfaces []struct{ URL, ProtocolVersion string }
 		SecuritySchemes     map[string]any
 	}
-	c.json("GET", "/a2a/helper/.well-known/agent-card.json", "", http.StatusOK, &card)
+	c.JSON("GET", "/a2a/helper/.well-known/agent-card.json", "", http.StatusOK, &card)
 	if card.Name != "helper" || len(card.SupportedInterfaces) != 2 || card.SupportedInterfaces[0].URL != env.URL+"/a2a/helper" || card.SecuritySchemes["bearer"] == nil {
 		t.Errorf("card = %+v; want helper at %s/a2a/helper with the bearer scheme", card, env.URL)
 	}
@@ -82,18 +82,18 @@ func TestA2AServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oc := client{t: t, base: env.URL, key: servertest.CreateKey(t, env.Store, other.ID)}
-	oc.json("POST", "/api/agents", `{"name":"helper","model":"fake/m","instructions":"Other."}`, http.StatusCreated, nil)
+	oc := servertest.Client{T: t, Base: env.URL, Key: servertest.CreateKey(t, env.Store, other.ID)}
+	oc.JSON("POST", "/api/agents", `{"name":"helper","model":"fake/m","instructions":"Other."}`, http.StatusCreated, nil)
 	for _, method := range []string{"GetTask", "tasks/get", "CancelTask"} {
 		var out rpcAnswer
-		oc.json("POST", "/a2a/helper", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{"id":%q}}`, method, taskID), http.StatusOK, &out)
+		oc.JSON("POST", "/a2a/helper", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{"id":%q}}`, method, taskID), http.StatusOK, &out)
 		if out.Error == nil || out.Error.Code != a2a.CodeTaskNotFound || len(out.Result) != 0 {
 			t.Errorf("%s from another workspace = %+v %s, want task not found (%d)", method, out.Error, out.Result, a2a.CodeTaskNotFound)
 		}
 	}
 	// The task is still there for its own workspace.
 	var own rpcAnswer
-	c.json("POST", "/a2a/helper", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":%q}}`, taskID), http.StatusOK, &own)
+	c.JSON("POST", "/a2a/helper", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":%q}}`, taskID), http.StatusOK, &own)
 	if own.Error != nil || !strings.Contains(string(own.Result), "TASK_STATE_COMPLETED") {
 		t.Errorf("GetTask by its workspace = %+v %s", own.Error, own.Result)
 	}

@@ -1,4 +1,4 @@
-package server_test
+package mcpserver_test
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
-	"github.com/agentcraftlab/agentcraft/server"
+	"github.com/agentcraftlab/agentcraft/server/mcpserver"
 )
 
 // tsSDKDir installs the official MCP TypeScript SDK once per machine into
@@ -109,7 +109,7 @@ process.exit(0);
 func TestMCPTypeScriptSDKAcceptance(t *testing.T) {
 	t.Parallel()
 	sdk := tsSDKDir(t)
-	e := newMCPEnv(t, server.MCPOptions{})
+	e := newMCPEnv(t, mcpserver.Options{})
 	id, secret := e.newClient(t, "docsearch/read", "docsearch/search", "agents/*")
 	narrowID, narrowSecret := e.newClient(t, "docsearch/read")
 	e.fake.Push(llmtest.Turn{Text: "Hello from helper."})

@@ -1,4 +1,4 @@
-package server
+package httpapi
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +13,19 @@ import (
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/store"
 )
+
+// Authentication modes (AuthOptions.Mode).
+const (
+	// AuthAPIKey requires Authorization: Bearer <key> on every call.
+	AuthAPIKey = "apikey"
+	// AuthNone serves every request as the default workspace. Only for
+	// trusted private networks.
+	AuthNone = "none"
+)
+
+// DefaultKeyTTL is how long a checked API key is answered from memory
+// unless AuthOptions.KeyTTL says otherwise.
+const DefaultKeyTTL = 30 * time.Second
 
 // Open WebUI names its user in these headers when
 // ENABLE_FORWARD_USER_INFO_HEADERS is on; usage is attributed to them.
@@ -23,27 +35,73 @@ const (
 	headerOWUIUserEmail = "X-OpenWebUI-User-Email"
 )
 
-func (s *Server) authenticate(next http.Handler) http.Handler {
+// AuthOptions configure an Authenticator.
+type AuthOptions struct {
+	// Mode is AuthAPIKey (default) or AuthNone.
+	Mode string
+	// KeyTTL is how long a checked key is answered from memory, so that
+	// the database is not read on every request. Keys are revoked with
+	// `agentcraft keys revoke`, another process, so a revocation takes up
+	// to KeyTTL to be noticed. Default DefaultKeyTTL; negative: every
+	// request reads the store.
+	KeyTTL time.Duration
+	// Logger receives store failures. Default: discard.
+	Logger *slog.Logger
+}
+
+// Authenticator resolves the caller of a request from its API key (or,
+// with AuthNone, makes it the default workspace) and hands it to the next
+// handler as a platform.Principal.
+type Authenticator struct {
+	p      *platform.Platform
+	mode   string
+	logger *slog.Logger
+	keys   *keyCache
+}
+
+// NewAuthenticator returns an Authenticator over p's API keys. Stop it to
+// wait for its bookkeeping of key use.
+func NewAuthenticator(p *platform.Platform, opts *AuthOptions) *Authenticator {
+	var o AuthOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Mode == "" {
+		o.Mode = AuthAPIKey
+	}
+	if o.KeyTTL == 0 {
+		o.KeyTTL = DefaultKeyTTL
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Authenticator{p: p, mode: o.Mode, logger: o.Logger, keys: newKeyCache(p.Store().APIKeys(), o.KeyTTL, o.Logger)}
+}
+
+// Authenticate is middleware: it answers 401 (or 503 when the store
+// cannot be read) unless the request carries a live API key, and serves
+// next with the key's principal in the request context.
+func (a *Authenticator) Authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var pr platform.Principal
-		if s.opts.Auth == AuthNone {
-			pr.WorkspaceID = s.p.DefaultWorkspace().ID
+		if a.mode == AuthNone {
+			pr.WorkspaceID = a.p.DefaultWorkspace().ID
 		} else {
-			token, ok := bearer(r.Header.Get("Authorization"))
+			token, ok := Bearer(r.Header.Get("Authorization"))
 			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="agentcraft"`)
 				apierr.Write(w, &apierr.Error{Status: http.StatusUnauthorized, Type: apierr.TypeAuthentication, Code: "missing_api_key",
 					Message: "missing API key: send Authorization: Bearer <key>; create one with `agentcraft keys create --workspace NAME`"})
 				return
 			}
-			k, err := s.keys.lookup(r.Context(), token)
+			k, err := a.keys.lookup(r.Context(), token)
 			if err != nil {
 				if errors.Is(err, store.ErrNotFound) {
 					w.Header().Set("WWW-Authenticate", `Bearer realm="agentcraft", error="invalid_token"`)
 					apierr.Write(w, apierr.Unauthorized("invalid API key: it is unknown or revoked"))
 					return
 				}
-				s.logger.Error("api_key_lookup_failed", "error", err)
+				a.logger.Error("api_key_lookup_failed", "error", err)
 				apierr.Write(w, &apierr.Error{Status: http.StatusServiceUnavailable, Type: apierr.TypeServer, Code: "store_unavailable", Message: "cannot check the API key now; try again"})
 				return
 			}
@@ -54,14 +112,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-func bearer(h string) (string, bool) {
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
-}
+// Stop waits for the background bookkeeping of key use. Idempotent.
+func (a *Authenticator) Stop() { a.keys.stop() }
 
 func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {
@@ -72,14 +124,19 @@ func firstNonEmpty(ss ...string) string {
 	return ""
 }
 
-// keyCache answers API key checks from memory for a short while, so that
-// the database is not read on every request, and records key use at most
-// once a minute per key. Keys are revoked only with `agentcraft keys
-// revoke`, another process, so a revocation takes up to keyTTL to be
-// noticed.
+// keyStore is what keyCache needs of store.APIKeys.
+type keyStore interface {
+	GetByHash(ctx context.Context, hash []byte) (store.APIKey, error)
+	Touch(ctx context.Context, workspaceID, id string, at time.Time) error
+}
+
+// keyCache answers API key checks from memory for ttl, and records key
+// use at most once a minute per key.
 type keyCache struct {
-	keys   store.APIKeys
+	keys   keyStore
+	ttl    time.Duration
 	logger *slog.Logger
+	now    func() time.Time
 
 	mu      sync.Mutex // guards entries and touched
 	entries map[[sha256.Size]byte]keyEntry
@@ -92,26 +149,24 @@ type keyEntry struct {
 	fetched time.Time
 }
 
-// keyTTL is a variable only so that tests can change it (export_test.go);
-// nothing else writes it.
-var keyTTL = 30 * time.Second
-
 const touchInterval = time.Minute
 
-func newKeyCache(keys store.APIKeys, logger *slog.Logger) *keyCache {
-	return &keyCache{keys: keys, logger: logger, entries: map[[sha256.Size]byte]keyEntry{}, touched: map[string]time.Time{}}
+func newKeyCache(keys keyStore, ttl time.Duration, logger *slog.Logger) *keyCache {
+	return &keyCache{keys: keys, ttl: ttl, logger: logger, now: time.Now,
+		entries: map[[sha256.Size]byte]keyEntry{}, touched: map[string]time.Time{}}
 }
 
 func (c *keyCache) lookup(ctx context.Context, token string) (store.APIKey, error) {
 	h := sha256.Sum256([]byte(token))
-	now := time.Now()
+	now := c.now()
 	c.mu.Lock()
 	e, ok := c.entries[h]
 	c.mu.Unlock()
-	if !ok || now.Sub(e.fetched) > keyTTL {
+	if !ok || c.ttl < 0 || now.Sub(e.fetched) > c.ttl {
 		k, err := c.keys.GetByHash(ctx, h[:])
 		if err != nil {
 			if errors.Is(err, store.ErrNotFound) {
+				// A refused key must not come back from the cache.
 				c.mu.Lock()
 				delete(c.entries, h)
 				c.mu.Unlock()

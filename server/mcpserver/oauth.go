@@ -1,4 +1,4 @@
-package server
+package mcpserver
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -135,11 +136,11 @@ const tokenKeyInfo = "agentcraft oauth token signing key v1"
 // verifies what another issued; changing the master key invalidates them.
 func DeriveTokenKey(masterKey []byte) (ed25519.PrivateKey, error) {
 	if len(masterKey) < 32 {
-		return nil, fmt.Errorf("server: derive token key: master key is %d bytes, want at least 32", len(masterKey))
+		return nil, fmt.Errorf("mcpserver: derive token key: master key is %d bytes, want at least 32", len(masterKey))
 	}
 	seed, err := hkdf.Key(sha256.New, masterKey, nil, tokenKeyInfo, ed25519.SeedSize)
 	if err != nil {
-		return nil, fmt.Errorf("server: derive token key: %w", err)
+		return nil, fmt.Errorf("mcpserver: derive token key: %w", err)
 	}
 	return ed25519.NewKeyFromSeed(seed), nil
 }
@@ -184,13 +185,13 @@ func newIssuer(key ed25519.PrivateKey, st store.Store) (*issuer, error) {
 	pub := jose.JSONWebKey{Key: key.Public(), Algorithm: string(jose.EdDSA), Use: "sig"}
 	tp, err := pub.Thumbprint(crypto.SHA256)
 	if err != nil {
-		return nil, fmt.Errorf("server: token key thumbprint: %w", err)
+		return nil, fmt.Errorf("mcpserver: token key thumbprint: %w", err)
 	}
 	pub.KeyID = base64.RawURLEncoding.EncodeToString(tp)
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA, Key: jose.JSONWebKey{Key: key, KeyID: pub.KeyID}},
 		(&jose.SignerOptions{}).WithType("at+jwt"))
 	if err != nil {
-		return nil, fmt.Errorf("server: token signer: %w", err)
+		return nil, fmt.Errorf("mcpserver: token signer: %w", err)
 	}
 	return &issuer{key: key, jwk: pub, signer: signer, st: st, clients: map[string]clientEntry{}}, nil
 }
@@ -211,13 +212,17 @@ func (is *issuer) issue(iss, aud string, c store.OAuthClient, scopes []string, n
 	return jwt.Signed(is.signer).Claims(claims).Serialize()
 }
 
-// client returns the OAuth client, from memory for keyTTL, so that /mcp
+// clientTTL is how long an OAuth client is answered from memory: as long
+// as an API key (`agentcraft mcp clients revoke` promises 30 seconds).
+const clientTTL = httpapi.DefaultKeyTTL
+
+// client returns the OAuth client, from memory for clientTTL, so that /mcp
 // notices a revocation made by another process within that time.
 func (is *issuer) client(ctx context.Context, id string) (store.OAuthClient, error) {
 	is.mu.Lock()
 	e, ok := is.clients[id]
 	is.mu.Unlock()
-	if ok && time.Since(e.fetched) <= keyTTL {
+	if ok && time.Since(e.fetched) <= clientTTL {
 		return e.client, nil
 	}
 	c, err := is.st.OAuthClients().Get(ctx, id)
@@ -246,16 +251,16 @@ func writeTokenError(w http.ResponseWriter, e *tokenError, basic bool) {
 	if e.status == http.StatusUnauthorized && basic {
 		w.Header().Set("WWW-Authenticate", `Basic realm="agentcraft"`)
 	}
-	writeJSON(w, e.status, map[string]string{"error": e.code, "error_description": e.desc})
+	httpapi.WriteJSON(w, e.status, map[string]string{"error": e.code, "error_description": e.desc})
 }
 
 // token serves POST /oauth/token.
-func (m *mcpFront) token(w http.ResponseWriter, r *http.Request) {
+func (m *Server) token(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request", "error_description": "use POST"})
+		httpapi.WriteJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request", "error_description": "use POST"})
 		return
 	}
 	_, basic := r.Header["Authorization"]
@@ -268,10 +273,10 @@ func (m *mcpFront) token(w http.ResponseWriter, r *http.Request) {
 		writeTokenError(w, terr, basic)
 		return
 	}
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
-func (m *mcpFront) grant(r *http.Request) (map[string]any, *tokenError) {
+func (m *Server) grant(r *http.Request) (map[string]any, *tokenError) {
 	badRequest := func(code, format string, args ...any) *tokenError {
 		return &tokenError{status: http.StatusBadRequest, code: code, desc: fmt.Sprintf(format, args...)}
 	}
@@ -357,15 +362,15 @@ func (m *mcpFront) grant(r *http.Request) (map[string]any, *tokenError) {
 }
 
 // serveJWKS serves GET /.well-known/jwks.json.
-func (m *mcpFront) serveJWKS(w http.ResponseWriter, r *http.Request) {
+func (m *Server) serveJWKS(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "public, max-age=300")
-	writeJSON(w, http.StatusOK, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{m.issuer.jwk}})
+	httpapi.WriteJSON(w, http.StatusOK, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{m.issuer.jwk}})
 }
 
 // authServerMetadata serves RFC 8414 metadata.
-func (m *mcpFront) authServerMetadata(w http.ResponseWriter, r *http.Request) {
+func (m *Server) authServerMetadata(w http.ResponseWriter, r *http.Request) {
 	base := m.base(r)
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                base,
 		"token_endpoint":                        base + "/oauth/token",
 		"jwks_uri":                              base + "/.well-known/jwks.json",
