@@ -13,6 +13,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/audit"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
+	"github.com/agentcraftlab/agentcraft/provider"
 	"github.com/agentcraftlab/agentcraft/rag"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
@@ -113,7 +114,7 @@ type agentSettings struct {
 // (the workspace's disabled tools).
 func (p *Platform) build(ctx context.Context, row store.Agent, off toolsOff) (*Agent, error) {
 	provName, modelID, _ := strings.Cut(row.Model, "/")
-	pr, err := p.providerFor(ctx, row.WorkspaceID, provName)
+	pr, err := p.providers.Lookup(ctx, row.WorkspaceID, provName)
 	if err != nil {
 		return nil, err
 	}
@@ -170,22 +171,22 @@ func (p *Platform) build(ctx context.Context, row store.Agent, off toolsOff) (*A
 // set come from its workspace (guard and PII), then from the provider, and
 // the provider's rate limiter is shared by all its agents; an agent that
 // sets its own rate limit gets its own bucket.
-func (p *Platform) chain(pr *provider, workspaceID string, wsSettings, agentSettings middleware.Settings) (llm.Model, error) {
-	adapter, err := pr.adapters.forWorkspace(workspaceID)
+func (p *Platform) chain(pr *provider.Entry, workspaceID string, wsSettings, agentSettings middleware.Settings) (llm.Model, error) {
+	adapter, err := pr.Adapter(workspaceID)
 	if err != nil {
 		return nil, err
 	}
 	if agentSettings == (middleware.Settings{}) && wsSettings == (middleware.Settings{}) {
-		return llm.Chain(adapter, pr.shared...), nil
+		return llm.Chain(adapter, pr.Shared()...), nil
 	}
-	merged := middleware.Merge(middleware.Merge(pr.settings, wsSettings), agentSettings)
-	logger := p.logger.With("provider", pr.info.Name)
+	merged := middleware.Merge(middleware.Merge(pr.Settings(), wsSettings), agentSettings)
+	logger := p.logger.With("provider", pr.Name())
 	if agentSettings.RateLimit == (middleware.RateLimitSettings{}) {
 		// The agent keeps the provider's shared bucket (if any) in front
 		// of its own retry and logging layers.
 		var mws []llm.Middleware
-		if pr.limiter != nil {
-			mws = append(mws, pr.limiter)
+		if l := pr.Limiter(); l != nil {
+			mws = append(mws, l)
 		}
 		merged.RateLimit = middleware.RateLimitSettings{}
 		mws = append(mws, middleware.BuildWith(merged, &middleware.BuildOptions{Logger: logger, Audit: p.auditSafety})...)
@@ -277,7 +278,7 @@ func (p *Platform) checkAgent(ctx context.Context, row store.Agent) error {
 	if !ok || provName == "" || modelID == "" {
 		return fmt.Errorf("%w: model %q must be PROVIDER/MODEL, e.g. ollama/llama3.2", ErrInvalidAgent, row.Model)
 	}
-	if _, err := p.providerFor(ctx, row.WorkspaceID, provName); err != nil {
+	if _, err := p.providers.Lookup(ctx, row.WorkspaceID, provName); err != nil {
 		return err
 	}
 	if _, _, err := p.resolveTools(row, true); err != nil {

@@ -115,11 +115,11 @@ func (p *Platform) AddMCPServer(ctx context.Context, workspaceID string, spec MC
 		if err != nil {
 			return MCPServerInfo{}, fmt.Errorf("platform: add mcp server %q: %w", spec.Name, err)
 		}
-		ct, err := p.creds.box.Seal(pt, mcpAssociatedData(workspaceID, spec.Name))
+		ct, err := p.box.Seal(pt, mcpAssociatedData(workspaceID, spec.Name))
 		if err != nil {
 			return MCPServerInfo{}, fmt.Errorf("platform: add mcp server %q: seal credentials: %w", spec.Name, err)
 		}
-		row.Ciphertext, row.KeyID = ct, p.creds.box.KeyID()
+		row.Ciphertext, row.KeyID = ct, p.box.KeyID()
 	}
 	p.apiMCP.change.Lock()
 	defer p.apiMCP.change.Unlock()
@@ -211,7 +211,7 @@ func mcpAssociatedData(workspaceID, name string) []byte {
 
 func (p *Platform) openMCPSecrets(r store.MCPServer) (mcpSecrets, error) {
 	var sec mcpSecrets
-	pt, err := p.creds.box.Open(r.Ciphertext, mcpAssociatedData(r.WorkspaceID, r.Name))
+	pt, err := p.box.Open(r.Ciphertext, mcpAssociatedData(r.WorkspaceID, r.Name))
 	if err != nil {
 		return sec, fmt.Errorf("platform: open credentials of mcp server %q: %w", r.Name, err)
 	}

@@ -51,11 +51,11 @@ func (p *Platform) ImportOpenAPI(ctx context.Context, workspaceID string, spec O
 		if err != nil {
 			return nil, fmt.Errorf("platform: import openapi %q: %w", spec.Name, err)
 		}
-		ct, err := p.creds.box.Seal(pt, openAPIAssociatedData(workspaceID, spec.Name))
+		ct, err := p.box.Seal(pt, openAPIAssociatedData(workspaceID, spec.Name))
 		if err != nil {
 			return nil, fmt.Errorf("platform: import openapi %q: seal credentials: %w", spec.Name, err)
 		}
-		row.Ciphertext, row.KeyID = ct, p.creds.box.KeyID()
+		row.Ciphertext, row.KeyID = ct, p.box.KeyID()
 	}
 
 	w := &p.wsTools
@@ -149,7 +149,7 @@ func (p *Platform) loadOpenAPIImport(ctx context.Context, r store.OpenAPIImport)
 	spec := OpenAPIImportSpec{Name: r.Name, Document: []byte(r.Document), BaseURL: r.BaseURL}
 	if len(r.Ciphertext) > 0 {
 		var sec openAPISecrets
-		pt, err := p.creds.box.Open(r.Ciphertext, openAPIAssociatedData(r.WorkspaceID, r.Name))
+		pt, err := p.box.Open(r.Ciphertext, openAPIAssociatedData(r.WorkspaceID, r.Name))
 		if err == nil {
 			err = json.Unmarshal(pt, &sec)
 		}

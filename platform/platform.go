@@ -2,16 +2,15 @@ package platform
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/audit"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
+	"github.com/agentcraftlab/agentcraft/provider"
 	"github.com/agentcraftlab/agentcraft/rag"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -73,10 +72,11 @@ type Platform struct {
 	store  store.Store
 	logger *slog.Logger
 	tools  *tool.Registry
-	http   *http.Client
-	creds  *credentials
 	usage  *usageRecorder
-	audit  audit.Recorder
+	box    *secret.Box
+	// providers are the configured, detected and workspace providers.
+	providers *provider.Registry
+	audit     audit.Recorder
 	// ownAudit is the default recorder New started, stopped by Stop; nil
 	// when Options.Audit was given.
 	ownAudit *audit.AsyncRecorder
@@ -89,16 +89,12 @@ type Platform struct {
 	defaultWS store.Workspace
 	// wsSafety is Options.Workspaces by workspace id; written only in New.
 	wsSafety map[string]middleware.Settings
-	// global holds config and detected providers; written only in New.
-	global map[string]*provider
-
 	// fileAgents are agentcraft.yaml's agents by name, in the default
 	// workspace; written only in New.
 	fileAgents map[string]store.Agent
 
-	mu          sync.Mutex // guards wsProviders and agents
-	wsProviders map[string]*provider
-	agents      map[string]*agentEntry
+	mu     sync.Mutex // guards agents
+	agents map[string]*agentEntry
 	// apiMCP holds the MCP servers added per workspace through the API.
 	apiMCP workspaceMCP
 	// wsTools holds the tools added per workspace (OpenAPI imports).
@@ -123,12 +119,6 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 	if o.DefaultWorkspace == "" {
 		o.DefaultWorkspace = "default"
 	}
-	if o.OllamaURL == "" {
-		o.OllamaURL = defaultOllamaURL
-	}
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -139,33 +129,32 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		}
 	}
 	p := &Platform{
-		store:       st,
-		logger:      o.Logger,
-		tools:       o.Tools,
-		http:        newHTTPClient(),
-		creds:       newCredentials(st.Credentials(), box),
-		global:      map[string]*provider{},
-		wsProviders: map[string]*provider{},
-		agents:      map[string]*agentEntry{},
-		knowledge:   o.Knowledge,
-		mcp:         o.MCP,
-		audit:       o.Audit,
+		store:     st,
+		logger:    o.Logger,
+		tools:     o.Tools,
+		box:       box,
+		agents:    map[string]*agentEntry{},
+		knowledge: o.Knowledge,
+		mcp:       o.MCP,
+		audit:     o.Audit,
 	}
 	if o.Builtins != nil {
 		p.egress = o.Builtins.HTTPClient
 	}
-	for _, cp := range o.Providers {
-		if err := p.addGlobalProvider(cp, OriginConfig, nil); err != nil {
-			return nil, fmt.Errorf("config: %w", err)
-		}
+	// The recorder is set below, before anything can record: a
+	// credential or safety event reads p.audit when it happens.
+	providers, err := provider.New(ctx, st, box, &provider.Options{
+		Providers: o.Providers,
+		Detect:    o.DetectProviders,
+		OllamaURL: o.OllamaURL,
+		Getenv:    o.Getenv,
+		Logger:    o.Logger,
+		Audit:     p.RecordAudit,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
 	}
-	if len(o.Providers) == 0 && o.DetectProviders {
-		p.detectProviders(ctx, o.Getenv, o.OllamaURL)
-	}
-	if len(p.global) == 0 {
-		p.logger.Warn("no_model_reachable", "reason", "no providers configured and none detected (OPENAI_API_KEY, ANTHROPIC_API_KEY, Ollama at "+o.OllamaURL+")",
-			"fix", "add providers to agentcraft.yaml or store a key with POST /api/credentials; /v1/models stays empty until an agent has a provider")
-	}
+	p.providers = providers
 	ws, err := st.Workspaces().GetOrCreate(ctx, o.DefaultWorkspace)
 	if err != nil {
 		return nil, fmt.Errorf("default workspace: %w", err)
@@ -258,58 +247,19 @@ func (p *Platform) Stop() {
 // RecordUsage stores r in the background.
 func (p *Platform) RecordUsage(r store.UsageRecord) { p.usage.record(r) }
 
-// PutCredential stores an API key for a provider, sealed. A provider name
-// that is not configured but names an adapter type ("openai",
-// "anthropic") creates that provider for the workspace with the type's
-// default endpoint.
-//
-// Precedence: a key configured for the provider (agentcraft.yaml or a
-// detected environment key) wins over a stored one. Storing a key for
-// such a provider still succeeds, so that it applies once the configured
-// key is removed, but warning says it has no effect now (and it is
-// logged).
+// Providers lists the providers a workspace can use.
+func (p *Platform) Providers(ctx context.Context, workspaceID string) ([]ProviderInfo, error) {
+	return p.providers.Providers(ctx, workspaceID)
+}
+
+// PutCredential stores an API key for a provider, sealed; see
+// provider.Registry.PutCredential for the precedence warning.
 func (p *Platform) PutCredential(ctx context.Context, workspaceID, providerName, key string) (warning string, err error) {
-	if pr, ok := p.global[providerName]; !ok {
-		_, err := p.store.Providers().GetByName(ctx, workspaceID, providerName)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			if !isProviderType(providerName) {
-				return "", fmt.Errorf("%w %q: name a configured provider (%v) or a provider type (openai, anthropic)", ErrUnknownProvider, providerName, p.providerNames(ctx, workspaceID))
-			}
-			if _, err := p.store.Providers().Create(ctx, store.Provider{WorkspaceID: workspaceID, Name: providerName, Type: providerName, Source: store.SourceAPI}); err != nil && !errors.Is(err, store.ErrConflict) {
-				return "", err
-			}
-		case err != nil:
-			return "", err
-		}
-	} else if pr.staticKey {
-		warning = fmt.Sprintf("provider %q has a key in the server's configuration (%s), which takes precedence: the stored key is kept but not used while that key is configured", providerName, pr.info.Origin)
-		p.logger.Warn("stored_credential_ignored", "workspace_id", workspaceID, "provider", providerName,
-			"reason", "the provider has a configured key, which takes precedence")
-	}
-	if err := p.creds.put(ctx, workspaceID, providerName, key); err != nil {
-		return "", err
-	}
-	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "credential.put", Target: "provider:" + providerName})
-	return warning, nil
+	return p.providers.PutCredential(ctx, workspaceID, providerName, key)
 }
 
 // DeleteCredential removes the workspace's stored key for a provider;
-// store.ErrNotFound when none is stored. Requests after it go out without
-// the key (other processes notice within the credential cache's 10 s).
+// store.ErrNotFound when none is stored.
 func (p *Platform) DeleteCredential(ctx context.Context, workspaceID, providerName string) error {
-	if err := p.creds.remove(ctx, workspaceID, providerName); err != nil {
-		return err
-	}
-	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "credential.delete", Target: "provider:" + providerName})
-	return nil
-}
-
-func isProviderType(s string) bool {
-	for _, t := range providerTypes {
-		if s == t {
-			return true
-		}
-	}
-	return false
+	return p.providers.DeleteCredential(ctx, workspaceID, providerName)
 }
