@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/audit"
+	"github.com/agentcraftlab/agentcraft/catalog"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/provider"
 	"github.com/agentcraftlab/agentcraft/rag"
@@ -71,9 +71,7 @@ type Options struct {
 type Platform struct {
 	store  store.Store
 	logger *slog.Logger
-	tools  *tool.Registry
 	usage  *usageRecorder
-	box    *secret.Box
 	// providers are the configured, detected and workspace providers.
 	providers *provider.Registry
 	audit     audit.Recorder
@@ -83,8 +81,8 @@ type Platform struct {
 
 	// knowledge is Options.Knowledge; nil turns retrieval off.
 	knowledge rag.Searcher
-	// mcp is Options.MCP; nil means no MCP servers.
-	mcp *mcpclient.Manager
+	// catalog is the tool catalog agents' tools are resolved from.
+	catalog *catalog.Catalog
 
 	defaultWS store.Workspace
 	// wsSafety is Options.Workspaces by workspace id; written only in New.
@@ -95,23 +93,13 @@ type Platform struct {
 
 	mu     sync.Mutex // guards agents
 	agents map[string]*agentEntry
-	// apiMCP holds the MCP servers added per workspace through the API.
-	apiMCP workspaceMCP
-	// wsTools holds the tools added per workspace (OpenAPI imports).
-	wsTools workspaceTools
-	// egress is Options.Builtins.HTTPClient, the egress-policy client that
-	// workspace HTTP tools send through; nil when none is configured.
-	egress *http.Client
-	// sync runs syncTools every syncEvery (Options.ToolSync).
-	sync      toolSync
-	syncEvery time.Duration
 }
 
 // New loads the configuration into st and returns a ready Platform: it
 // builds the providers (detecting some when none are configured), makes
 // sure the default workspace exists and upserts the configuration file's
 // agents into it.
-func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*Platform, error) {
+func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (_ *Platform, err error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -122,24 +110,12 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.Tools == nil {
-		o.Tools = &tool.Registry{}
-		if err := tool.RegisterBuiltinsWith(o.Tools, o.Builtins); err != nil {
-			return nil, err
-		}
-	}
 	p := &Platform{
 		store:     st,
 		logger:    o.Logger,
-		tools:     o.Tools,
-		box:       box,
 		agents:    map[string]*agentEntry{},
 		knowledge: o.Knowledge,
-		mcp:       o.MCP,
 		audit:     o.Audit,
-	}
-	if o.Builtins != nil {
-		p.egress = o.Builtins.HTTPClient
 	}
 	// The recorder is set below, before anything can record: a
 	// credential or safety event reads p.audit when it happens.
@@ -155,6 +131,24 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	p.providers = providers
+	cat, err := catalog.New(ctx, st, box, &catalog.Options{
+		Tools:     o.Tools,
+		Builtins:  o.Builtins,
+		Knowledge: o.Knowledge,
+		MCP:       o.MCP,
+		Sync:      o.ToolSync,
+		Logger:    o.Logger,
+		Audit:     p.RecordAudit,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.catalog = cat
+	defer func() {
+		if err != nil {
+			cat.Stop() // its sync loop and MCP connections
+		}
+	}()
 	ws, err := st.Workspaces().GetOrCreate(ctx, o.DefaultWorkspace)
 	if err != nil {
 		return nil, fmt.Errorf("default workspace: %w", err)
@@ -202,21 +196,6 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		p.ownAudit = audit.NewAsyncRecorder(st.AuditLog(), &audit.Options{Logger: o.Logger})
 		p.audit = p.ownAudit
 	}
-	if err := p.loadMCPServers(ctx); err != nil {
-		p.Stop()
-		return nil, err
-	}
-	if err := p.loadOpenAPIImports(ctx); err != nil {
-		p.Stop()
-		return nil, err
-	}
-	p.syncEvery = o.ToolSync
-	if p.syncEvery == 0 {
-		p.syncEvery = DefaultToolSync
-	}
-	if p.syncEvery > 0 {
-		p.startToolSync(p.syncEvery)
-	}
 	return p, nil
 }
 
@@ -226,18 +205,10 @@ func (p *Platform) DefaultWorkspace() store.Workspace { return p.defaultWS }
 // Store is the platform's store.
 func (p *Platform) Store() store.Store { return p.store }
 
-// Tools is the tool catalog.
-func (p *Platform) Tools() *tool.Registry { return p.tools }
-
-// MCP returns the MCP servers' tools (Options.MCP); nil when none are
-// configured. Its methods accept nil.
-func (p *Platform) MCP() *mcpclient.Manager { return p.mcp }
-
 // Stop ends the tool sync, disconnects the workspaces' MCP servers and flushes pending usage
 // records and audit events. Idempotent.
 func (p *Platform) Stop() {
-	p.stopToolSync()
-	p.stopMCP()
+	p.catalog.Stop()
 	p.usage.stop()
 	if p.ownAudit != nil {
 		p.ownAudit.Stop()
