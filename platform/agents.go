@@ -11,12 +11,12 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/agent"
 	"github.com/agentcraftlab/agentcraft/audit"
+	"github.com/agentcraftlab/agentcraft/catalog"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
+	"github.com/agentcraftlab/agentcraft/provider"
 	"github.com/agentcraftlab/agentcraft/rag"
 	"github.com/agentcraftlab/agentcraft/store"
-	"github.com/agentcraftlab/agentcraft/tool"
-	"github.com/agentcraftlab/agentcraft/tool/mcpclient"
 )
 
 // ErrUnknownAgent reports a model name that is not an agent of the workspace.
@@ -44,11 +44,12 @@ type Agent struct {
 type agentEntry struct {
 	agent   *Agent
 	checked time.Time
-	// mcpGen is the MCP tools' generation the agent was built with; a
-	// server connecting, failing or changing its tools rebuilds it.
-	mcpGen uint64
-	// toolsOff is toolsOff.key of the workspace's disabled tools the agent
-	// was built with; a change made by another process rebuilds it.
+	// toolsGen is the catalog's Generation the agent was built with: an
+	// MCP server connecting, failing or changing its tools, an import or
+	// a tool setting changed in this process rebuilds it.
+	toolsGen uint64
+	// toolsOff is the Key of the workspace's disabled tools the agent was
+	// built with; a change made by another process rebuilds it.
 	toolsOff string
 }
 
@@ -64,8 +65,8 @@ func (p *Platform) Agent(ctx context.Context, workspaceID, name string) (*Agent,
 	p.mu.Lock()
 	e, ok := p.agents[key]
 	p.mu.Unlock()
-	mcpGen := p.mcpGeneration(workspaceID)
-	if ok && e.mcpGen == mcpGen && time.Since(e.checked) < agentRecheck {
+	gen := p.catalog.Generation(workspaceID)
+	if ok && e.toolsGen == gen && time.Since(e.checked) < agentRecheck {
 		return e.agent, nil
 	}
 	row, err := p.agentRow(ctx, workspaceID, name)
@@ -76,14 +77,14 @@ func (p *Platform) Agent(ctx context.Context, workspaceID, name string) (*Agent,
 	if err != nil {
 		return nil, err
 	}
-	off, err := p.disabledTools(ctx, workspaceID)
+	off, err := p.catalog.Disabled(ctx, workspaceID)
 	if err != nil {
 		return nil, err
 	}
-	offKey := off.key()
-	if ok && e.mcpGen == mcpGen && e.toolsOff == offKey && e.agent.Row.UpdatedAt.Equal(row.UpdatedAt) {
+	offKey := off.Key()
+	if ok && e.toolsGen == gen && e.toolsOff == offKey && e.agent.Row.UpdatedAt.Equal(row.UpdatedAt) {
 		p.mu.Lock()
-		p.agents[key] = &agentEntry{agent: e.agent, checked: time.Now(), mcpGen: mcpGen, toolsOff: offKey}
+		p.agents[key] = &agentEntry{agent: e.agent, checked: time.Now(), toolsGen: gen, toolsOff: offKey}
 		p.mu.Unlock()
 		return e.agent, nil
 	}
@@ -92,7 +93,7 @@ func (p *Platform) Agent(ctx context.Context, workspaceID, name string) (*Agent,
 		return nil, fmt.Errorf("agent %q: %w", name, err)
 	}
 	p.mu.Lock()
-	p.agents[key] = &agentEntry{agent: a, checked: time.Now(), mcpGen: mcpGen, toolsOff: offKey}
+	p.agents[key] = &agentEntry{agent: a, checked: time.Now(), toolsGen: gen, toolsOff: offKey}
 	p.mu.Unlock()
 	return a, nil
 }
@@ -111,17 +112,16 @@ type agentSettings struct {
 
 // build resolves row into a runnable agent, leaving out the tools in off
 // (the workspace's disabled tools).
-func (p *Platform) build(ctx context.Context, row store.Agent, off toolsOff) (*Agent, error) {
+func (p *Platform) build(ctx context.Context, row store.Agent, off catalog.Disabled) (*Agent, error) {
 	provName, modelID, _ := strings.Cut(row.Model, "/")
-	pr, err := p.providerFor(ctx, row.WorkspaceID, provName)
+	pr, err := p.providers.Lookup(ctx, row.WorkspaceID, provName)
 	if err != nil {
 		return nil, err
 	}
-	tools, warnings, err := p.resolveTools(row, false)
+	tools, warnings, err := p.catalog.Resolve(row.WorkspaceID, row.Tools, row.Params.KnowledgeBases, off)
 	if err != nil {
 		return nil, err
 	}
-	tools, warnings = withoutDisabled(tools, warnings, off)
 	for _, w := range warnings {
 		p.logger.Warn("agent tools left out", "workspace_id", row.WorkspaceID, "agent", row.Name, "reason", w)
 	}
@@ -170,104 +170,28 @@ func (p *Platform) build(ctx context.Context, row store.Agent, off toolsOff) (*A
 // set come from its workspace (guard and PII), then from the provider, and
 // the provider's rate limiter is shared by all its agents; an agent that
 // sets its own rate limit gets its own bucket.
-func (p *Platform) chain(pr *provider, workspaceID string, wsSettings, agentSettings middleware.Settings) (llm.Model, error) {
-	adapter, err := pr.adapters.forWorkspace(workspaceID)
+func (p *Platform) chain(pr *provider.Entry, workspaceID string, wsSettings, agentSettings middleware.Settings) (llm.Model, error) {
+	adapter, err := pr.Adapter(workspaceID)
 	if err != nil {
 		return nil, err
 	}
 	if agentSettings == (middleware.Settings{}) && wsSettings == (middleware.Settings{}) {
-		return llm.Chain(adapter, pr.shared...), nil
+		return llm.Chain(adapter, pr.Shared()...), nil
 	}
-	merged := middleware.Merge(middleware.Merge(pr.settings, wsSettings), agentSettings)
-	logger := p.logger.With("provider", pr.info.Name)
+	merged := middleware.Merge(middleware.Merge(pr.Settings(), wsSettings), agentSettings)
+	logger := p.logger.With("provider", pr.Name())
 	if agentSettings.RateLimit == (middleware.RateLimitSettings{}) {
 		// The agent keeps the provider's shared bucket (if any) in front
 		// of its own retry and logging layers.
 		var mws []llm.Middleware
-		if pr.limiter != nil {
-			mws = append(mws, pr.limiter)
+		if l := pr.Limiter(); l != nil {
+			mws = append(mws, l)
 		}
 		merged.RateLimit = middleware.RateLimitSettings{}
 		mws = append(mws, middleware.BuildWith(merged, &middleware.BuildOptions{Logger: logger, Audit: p.auditSafety})...)
 		return llm.Chain(adapter, mws...), nil
 	}
 	return llm.Chain(adapter, middleware.BuildWith(merged, &middleware.BuildOptions{Logger: logger, Audit: p.auditSafety})...), nil
-}
-
-// KBSearchTool is the name of the knowledge-search tool. It is not in the
-// registry: each agent gets its own, bound to its workspace and knowledge
-// bases (plus the bases a request adds, such as a chat's uploads).
-const KBSearchTool = "kb_search"
-
-// resolveTools returns the agent's tools: kb_search built for the agent,
-// the tools of MCP servers ("<server>__<tool>", "mcp:<server>"), the rest
-// from the registry. MCP tools that cannot be used now — their server is
-// down, or no longer offers them — are left out rather than failing the
-// agent; warnings says which and why.
-//
-// With strict unset (building an agent to run), a reference to an MCP
-// server that is no longer configured, such as a workspace server deleted
-// through the API, is left out with a warning too; with strict (checking
-// a definition) it is an unknown tool.
-func (p *Platform) resolveTools(row store.Agent, strict bool) (tools []tool.Tool, warnings []string, err error) {
-	names := row.Tools
-	var kbTool tool.Tool
-	if i := slices.Index(names, KBSearchTool); i >= 0 {
-		if p.knowledge == nil {
-			return nil, nil, fmt.Errorf("%w: %s: knowledge search is not configured on this server", tool.ErrUnknownTool, KBSearchTool)
-		}
-		kbTool = rag.SearchTool(p.knowledge, row.WorkspaceID, row.Params.KnowledgeBases)
-		names = slices.Delete(slices.Clone(names), i, i+1)
-	}
-	// MCP references go to the manager that owns them: agentcraft.yaml's
-	// servers, or the workspace's own (POST /api/mcp/servers).
-	var mcpNames []string
-	var mcpOwners []*mcpclient.Manager
-	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool {
-		if _, builtin := p.tools.Get(n); builtin {
-			return false
-		}
-		m := p.mcpOwner(row.WorkspaceID, n)
-		if m == nil {
-			return false
-		}
-		mcpNames = append(mcpNames, n)
-		mcpOwners = append(mcpOwners, m)
-		return true
-	})
-	names, wsTools := p.wsTools.take(row.WorkspaceID, names)
-	if !strict {
-		names = slices.DeleteFunc(names, func(n string) bool {
-			if _, ok := p.tools.Get(n); ok || !strings.HasPrefix(n, mcpclient.ServerPrefix) && !strings.Contains(n, mcpclient.NameSeparator) {
-				return false
-			}
-			warnings = append(warnings, fmt.Sprintf("no MCP server is configured for %s (was it removed?), so it is left out", n))
-			return true
-		})
-	}
-	tools, err = p.tools.Resolve(names...)
-	if err != nil {
-		return nil, nil, err
-	}
-	tools = append(tools, wsTools...)
-	if kbTool != nil {
-		tools = append(tools, kbTool)
-	}
-	seen := make(map[string]bool)
-	for i, n := range mcpNames {
-		mt, err := mcpOwners[i].Resolve(n)
-		if err != nil {
-			warnings = append(warnings, err.Error())
-			continue
-		}
-		for _, t := range mt {
-			if !seen[t.Name()] {
-				seen[t.Name()] = true
-				tools = append(tools, t)
-			}
-		}
-	}
-	return tools, warnings, nil
 }
 
 // checkAgent reports what would stop row from running: an unknown provider
@@ -277,10 +201,10 @@ func (p *Platform) checkAgent(ctx context.Context, row store.Agent) error {
 	if !ok || provName == "" || modelID == "" {
 		return fmt.Errorf("%w: model %q must be PROVIDER/MODEL, e.g. ollama/llama3.2", ErrInvalidAgent, row.Model)
 	}
-	if _, err := p.providerFor(ctx, row.WorkspaceID, provName); err != nil {
+	if _, err := p.providers.Lookup(ctx, row.WorkspaceID, provName); err != nil {
 		return err
 	}
-	if _, _, err := p.resolveTools(row, true); err != nil {
+	if err := p.catalog.Check(row.WorkspaceID, row.Tools); err != nil {
 		// Both wrapped: an unknown tool stays tool.ErrUnknownTool, and a
 		// tool listed twice, which has no sentinel, is still bad input
 		// rather than an internal error.
@@ -466,12 +390,12 @@ func (p *Platform) InlineAgent(ctx context.Context, workspaceID string, row stor
 	}
 	if !strings.Contains(row.Model, "/") {
 		return nil, fmt.Errorf("%w: model %q names no provider: write PROVIDER/MODEL (or set provider), with one of the workspace's providers: %s",
-			ErrInvalidAgent, row.Model, strings.Join(p.providerNames(ctx, workspaceID), ", "))
+			ErrInvalidAgent, row.Model, strings.Join(p.providers.Names(ctx, workspaceID), ", "))
 	}
 	if err := p.checkAgent(ctx, row); err != nil {
 		return nil, err
 	}
-	off, err := p.disabledTools(ctx, workspaceID)
+	off, err := p.catalog.Disabled(ctx, workspaceID)
 	if err != nil {
 		return nil, err
 	}

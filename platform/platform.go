@@ -2,16 +2,15 @@ package platform
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/audit"
+	"github.com/agentcraftlab/agentcraft/catalog"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
+	"github.com/agentcraftlab/agentcraft/provider"
 	"github.com/agentcraftlab/agentcraft/rag"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -72,50 +71,35 @@ type Options struct {
 type Platform struct {
 	store  store.Store
 	logger *slog.Logger
-	tools  *tool.Registry
-	http   *http.Client
-	creds  *credentials
 	usage  *usageRecorder
-	audit  audit.Recorder
+	// providers are the configured, detected and workspace providers.
+	providers *provider.Registry
+	audit     audit.Recorder
 	// ownAudit is the default recorder New started, stopped by Stop; nil
 	// when Options.Audit was given.
 	ownAudit *audit.AsyncRecorder
 
 	// knowledge is Options.Knowledge; nil turns retrieval off.
 	knowledge rag.Searcher
-	// mcp is Options.MCP; nil means no MCP servers.
-	mcp *mcpclient.Manager
+	// catalog is the tool catalog agents' tools are resolved from.
+	catalog *catalog.Catalog
 
 	defaultWS store.Workspace
 	// wsSafety is Options.Workspaces by workspace id; written only in New.
 	wsSafety map[string]middleware.Settings
-	// global holds config and detected providers; written only in New.
-	global map[string]*provider
-
 	// fileAgents are agentcraft.yaml's agents by name, in the default
 	// workspace; written only in New.
 	fileAgents map[string]store.Agent
 
-	mu          sync.Mutex // guards wsProviders and agents
-	wsProviders map[string]*provider
-	agents      map[string]*agentEntry
-	// apiMCP holds the MCP servers added per workspace through the API.
-	apiMCP workspaceMCP
-	// wsTools holds the tools added per workspace (OpenAPI imports).
-	wsTools workspaceTools
-	// egress is Options.Builtins.HTTPClient, the egress-policy client that
-	// workspace HTTP tools send through; nil when none is configured.
-	egress *http.Client
-	// sync runs syncTools every syncEvery (Options.ToolSync).
-	sync      toolSync
-	syncEvery time.Duration
+	mu     sync.Mutex // guards agents
+	agents map[string]*agentEntry
 }
 
 // New loads the configuration into st and returns a ready Platform: it
 // builds the providers (detecting some when none are configured), makes
 // sure the default workspace exists and upserts the configuration file's
 // agents into it.
-func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*Platform, error) {
+func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (_ *Platform, err error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -123,49 +107,48 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 	if o.DefaultWorkspace == "" {
 		o.DefaultWorkspace = "default"
 	}
-	if o.OllamaURL == "" {
-		o.OllamaURL = defaultOllamaURL
-	}
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.Tools == nil {
-		o.Tools = &tool.Registry{}
-		if err := tool.RegisterBuiltinsWith(o.Tools, o.Builtins); err != nil {
-			return nil, err
-		}
-	}
 	p := &Platform{
-		store:       st,
-		logger:      o.Logger,
-		tools:       o.Tools,
-		http:        newHTTPClient(),
-		creds:       newCredentials(st.Credentials(), box),
-		global:      map[string]*provider{},
-		wsProviders: map[string]*provider{},
-		agents:      map[string]*agentEntry{},
-		knowledge:   o.Knowledge,
-		mcp:         o.MCP,
-		audit:       o.Audit,
+		store:     st,
+		logger:    o.Logger,
+		agents:    map[string]*agentEntry{},
+		knowledge: o.Knowledge,
+		audit:     o.Audit,
 	}
-	if o.Builtins != nil {
-		p.egress = o.Builtins.HTTPClient
+	// The recorder is set below, before anything can record: a
+	// credential or safety event reads p.audit when it happens.
+	providers, err := provider.New(ctx, st, box, &provider.Options{
+		Providers: o.Providers,
+		Detect:    o.DetectProviders,
+		OllamaURL: o.OllamaURL,
+		Getenv:    o.Getenv,
+		Logger:    o.Logger,
+		Audit:     p.RecordAudit,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
 	}
-	for _, cp := range o.Providers {
-		if err := p.addGlobalProvider(cp, OriginConfig, nil); err != nil {
-			return nil, fmt.Errorf("config: %w", err)
+	p.providers = providers
+	cat, err := catalog.New(ctx, st, box, &catalog.Options{
+		Tools:     o.Tools,
+		Builtins:  o.Builtins,
+		Knowledge: o.Knowledge,
+		MCP:       o.MCP,
+		Sync:      o.ToolSync,
+		Logger:    o.Logger,
+		Audit:     p.RecordAudit,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.catalog = cat
+	defer func() {
+		if err != nil {
+			cat.Stop() // its sync loop and MCP connections
 		}
-	}
-	if len(o.Providers) == 0 && o.DetectProviders {
-		p.detectProviders(ctx, o.Getenv, o.OllamaURL)
-	}
-	if len(p.global) == 0 {
-		p.logger.Warn("no_model_reachable", "reason", "no providers configured and none detected (OPENAI_API_KEY, ANTHROPIC_API_KEY, Ollama at "+o.OllamaURL+")",
-			"fix", "add providers to agentcraft.yaml or store a key with POST /api/credentials; /v1/models stays empty until an agent has a provider")
-	}
+	}()
 	ws, err := st.Workspaces().GetOrCreate(ctx, o.DefaultWorkspace)
 	if err != nil {
 		return nil, fmt.Errorf("default workspace: %w", err)
@@ -213,21 +196,6 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (*
 		p.ownAudit = audit.NewAsyncRecorder(st.AuditLog(), &audit.Options{Logger: o.Logger})
 		p.audit = p.ownAudit
 	}
-	if err := p.loadMCPServers(ctx); err != nil {
-		p.Stop()
-		return nil, err
-	}
-	if err := p.loadOpenAPIImports(ctx); err != nil {
-		p.Stop()
-		return nil, err
-	}
-	p.syncEvery = o.ToolSync
-	if p.syncEvery == 0 {
-		p.syncEvery = DefaultToolSync
-	}
-	if p.syncEvery > 0 {
-		p.startToolSync(p.syncEvery)
-	}
 	return p, nil
 }
 
@@ -237,18 +205,10 @@ func (p *Platform) DefaultWorkspace() store.Workspace { return p.defaultWS }
 // Store is the platform's store.
 func (p *Platform) Store() store.Store { return p.store }
 
-// Tools is the tool catalog.
-func (p *Platform) Tools() *tool.Registry { return p.tools }
-
-// MCP returns the MCP servers' tools (Options.MCP); nil when none are
-// configured. Its methods accept nil.
-func (p *Platform) MCP() *mcpclient.Manager { return p.mcp }
-
 // Stop ends the tool sync, disconnects the workspaces' MCP servers and flushes pending usage
 // records and audit events. Idempotent.
 func (p *Platform) Stop() {
-	p.stopToolSync()
-	p.stopMCP()
+	p.catalog.Stop()
 	p.usage.stop()
 	if p.ownAudit != nil {
 		p.ownAudit.Stop()
@@ -258,58 +218,19 @@ func (p *Platform) Stop() {
 // RecordUsage stores r in the background.
 func (p *Platform) RecordUsage(r store.UsageRecord) { p.usage.record(r) }
 
-// PutCredential stores an API key for a provider, sealed. A provider name
-// that is not configured but names an adapter type ("openai",
-// "anthropic") creates that provider for the workspace with the type's
-// default endpoint.
-//
-// Precedence: a key configured for the provider (agentcraft.yaml or a
-// detected environment key) wins over a stored one. Storing a key for
-// such a provider still succeeds, so that it applies once the configured
-// key is removed, but warning says it has no effect now (and it is
-// logged).
+// Providers lists the providers a workspace can use.
+func (p *Platform) Providers(ctx context.Context, workspaceID string) ([]ProviderInfo, error) {
+	return p.providers.Providers(ctx, workspaceID)
+}
+
+// PutCredential stores an API key for a provider, sealed; see
+// provider.Registry.PutCredential for the precedence warning.
 func (p *Platform) PutCredential(ctx context.Context, workspaceID, providerName, key string) (warning string, err error) {
-	if pr, ok := p.global[providerName]; !ok {
-		_, err := p.store.Providers().GetByName(ctx, workspaceID, providerName)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			if !isProviderType(providerName) {
-				return "", fmt.Errorf("%w %q: name a configured provider (%v) or a provider type (openai, anthropic)", ErrUnknownProvider, providerName, p.providerNames(ctx, workspaceID))
-			}
-			if _, err := p.store.Providers().Create(ctx, store.Provider{WorkspaceID: workspaceID, Name: providerName, Type: providerName, Source: store.SourceAPI}); err != nil && !errors.Is(err, store.ErrConflict) {
-				return "", err
-			}
-		case err != nil:
-			return "", err
-		}
-	} else if pr.staticKey {
-		warning = fmt.Sprintf("provider %q has a key in the server's configuration (%s), which takes precedence: the stored key is kept but not used while that key is configured", providerName, pr.info.Origin)
-		p.logger.Warn("stored_credential_ignored", "workspace_id", workspaceID, "provider", providerName,
-			"reason", "the provider has a configured key, which takes precedence")
-	}
-	if err := p.creds.put(ctx, workspaceID, providerName, key); err != nil {
-		return "", err
-	}
-	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "credential.put", Target: "provider:" + providerName})
-	return warning, nil
+	return p.providers.PutCredential(ctx, workspaceID, providerName, key)
 }
 
 // DeleteCredential removes the workspace's stored key for a provider;
-// store.ErrNotFound when none is stored. Requests after it go out without
-// the key (other processes notice within the credential cache's 10 s).
+// store.ErrNotFound when none is stored.
 func (p *Platform) DeleteCredential(ctx context.Context, workspaceID, providerName string) error {
-	if err := p.creds.remove(ctx, workspaceID, providerName); err != nil {
-		return err
-	}
-	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "credential.delete", Target: "provider:" + providerName})
-	return nil
-}
-
-func isProviderType(s string) bool {
-	for _, t := range providerTypes {
-		if s == t {
-			return true
-		}
-	}
-	return false
+	return p.providers.DeleteCredential(ctx, workspaceID, providerName)
 }

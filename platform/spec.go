@@ -1,26 +1,39 @@
 package platform
 
 import (
+	"context"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
+	"github.com/agentcraftlab/agentcraft/provider"
 )
 
 // ProviderConfig is one LLM provider as agentcraft.yaml defines it.
-type ProviderConfig struct {
-	// Name is how agents refer to it: model "NAME/MODEL".
-	Name string `yaml:"name"`
-	// Type is openai (any OpenAI-compatible server) or anthropic.
-	Type string `yaml:"type"`
-	// BaseURL defaults to the provider's public API.
-	BaseURL string `yaml:"base_url"`
-	// APIKey, usually "${SOME_ENV}". When empty, a key stored with
-	// POST /api/credentials is used.
-	APIKey string `yaml:"api_key"`
-	// Timeout bounds one upstream request. Default 10m (long generations).
-	Timeout time.Duration `yaml:"timeout"`
-	// Middleware: rate_limit, retry, logging for every agent of this provider.
-	Middleware middleware.Settings `yaml:",inline"`
+type ProviderConfig = provider.Config
+
+// ProviderInfo describes a provider as the API shows it: never its key.
+type ProviderInfo = provider.Info
+
+// Provider origins (ProviderInfo.Origin).
+const (
+	OriginConfig    = provider.OriginConfig
+	OriginDetected  = provider.OriginDetected
+	OriginWorkspace = provider.OriginWorkspace
+)
+
+// ErrUnknownProvider reports a model reference to a provider that does
+// not exist.
+var ErrUnknownProvider = provider.ErrUnknown
+
+// Meter accumulates the time a request spent waiting on providers.
+type Meter = provider.Meter
+
+// WithMeter returns ctx carrying a fresh Meter.
+func WithMeter(ctx context.Context) (context.Context, *Meter) { return provider.WithMeter(ctx) }
+
+// ContextWithMeter returns ctx carrying m.
+func ContextWithMeter(ctx context.Context, m *Meter) context.Context {
+	return provider.ContextWithMeter(ctx, m)
 }
 
 // AgentSpec is an agent as agentcraft.yaml defines it: the file's agents

@@ -1,4 +1,4 @@
-package platform
+package catalog
 
 import (
 	"context"
@@ -64,31 +64,20 @@ type workspaceMCP struct {
 
 // wsMCP returns the manager of the workspace's API servers; nil when it
 // has none. mcpclient.Manager methods accept nil.
-func (p *Platform) wsMCP(workspaceID string) *mcpclient.Manager {
-	p.apiMCP.mu.Lock()
-	defer p.apiMCP.mu.Unlock()
-	return p.apiMCP.byWS[workspaceID]
-}
-
-// mcpGeneration changes whenever the MCP tools an agent of the workspace
-// can use may have changed: the managers' own generations, plus the count
-// of manager replacements in the high bits (a new manager starts its
-// generation again).
-func (p *Platform) mcpGeneration(workspaceID string) uint64 {
-	p.apiMCP.mu.Lock()
-	m, epoch := p.apiMCP.byWS[workspaceID], p.apiMCP.epoch
-	p.apiMCP.mu.Unlock()
-	return p.mcp.Generation() + m.Generation() + epoch<<40
+func (c *Catalog) wsMCP(workspaceID string) *mcpclient.Manager {
+	c.apiMCP.mu.Lock()
+	defer c.apiMCP.mu.Unlock()
+	return c.apiMCP.byWS[workspaceID]
 }
 
 // mcpOwner returns the manager that owns the MCP tool reference name for
 // the workspace: a config server first, then the workspace's own; nil when
 // name is not an MCP reference.
-func (p *Platform) mcpOwner(workspaceID, name string) *mcpclient.Manager {
-	if p.mcp.Owns(name) {
-		return p.mcp
+func (c *Catalog) mcpOwner(workspaceID, name string) *mcpclient.Manager {
+	if c.mcp.Owns(name) {
+		return c.mcp
 	}
-	if m := p.wsMCP(workspaceID); m.Owns(name) {
+	if m := c.wsMCP(workspaceID); m.Owns(name) {
 		return m
 	}
 	return nil
@@ -98,7 +87,7 @@ func (p *Platform) mcpOwner(workspaceID, name string) *mcpclient.Manager {
 // credentials sealed, connects to it (waiting for the first attempt, at
 // most until ctx ends) and returns its status. A server that cannot be
 // reached is still added, and retried in the background.
-func (p *Platform) AddMCPServer(ctx context.Context, workspaceID string, spec MCPServerSpec) (MCPServerInfo, error) {
+func (c *Catalog) AddMCPServer(ctx context.Context, workspaceID string, spec MCPServerSpec) (MCPServerInfo, error) {
 	cfg := mcpclient.ServerConfig{Name: spec.Name, URL: spec.URL, Bearer: spec.Bearer, OAuth: spec.OAuth}
 	if spec.URL == "" {
 		return MCPServerInfo{}, fmt.Errorf("%w: url is required: the streamable HTTP endpoint of the server (stdio commands can only be configured in agentcraft.yaml)", ErrInvalidMCPServer)
@@ -106,31 +95,31 @@ func (p *Platform) AddMCPServer(ctx context.Context, workspaceID string, spec MC
 	if err := mcpclient.ValidateServer(cfg); err != nil {
 		return MCPServerInfo{}, fmt.Errorf("%w: %v", ErrInvalidMCPServer, err)
 	}
-	if p.mcp.Owns(mcpclient.ServerPrefix + spec.Name) {
+	if c.mcp.Owns(mcpclient.ServerPrefix + spec.Name) {
 		return MCPServerInfo{}, fmt.Errorf("%w: MCP server %q is defined in agentcraft.yaml: choose another name", store.ErrConflict, spec.Name)
 	}
 	row := store.MCPServer{WorkspaceID: workspaceID, Name: spec.Name, URL: spec.URL}
 	if spec.Bearer != "" || spec.OAuth != nil {
 		pt, err := json.Marshal(mcpSecrets{Bearer: spec.Bearer, OAuth: spec.OAuth})
 		if err != nil {
-			return MCPServerInfo{}, fmt.Errorf("platform: add mcp server %q: %w", spec.Name, err)
+			return MCPServerInfo{}, fmt.Errorf("catalog: add mcp server %q: %w", spec.Name, err)
 		}
-		ct, err := p.creds.box.Seal(pt, mcpAssociatedData(workspaceID, spec.Name))
+		ct, err := c.box.Seal(pt, mcpAssociatedData(workspaceID, spec.Name))
 		if err != nil {
-			return MCPServerInfo{}, fmt.Errorf("platform: add mcp server %q: seal credentials: %w", spec.Name, err)
+			return MCPServerInfo{}, fmt.Errorf("catalog: add mcp server %q: seal credentials: %w", spec.Name, err)
 		}
-		row.Ciphertext, row.KeyID = ct, p.creds.box.KeyID()
+		row.Ciphertext, row.KeyID = ct, c.box.KeyID()
 	}
-	p.apiMCP.change.Lock()
-	defer p.apiMCP.change.Unlock()
-	if _, err := p.store.MCPServers().Create(ctx, row); err != nil {
+	c.apiMCP.change.Lock()
+	defer c.apiMCP.change.Unlock()
+	if _, err := c.store.MCPServers().Create(ctx, row); err != nil {
 		return MCPServerInfo{}, err
 	}
-	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "mcp_server.create", Target: "mcp_server:" + spec.Name})
-	if err := p.reloadMCP(ctx, workspaceID, true); err != nil {
+	c.audit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "mcp_server.create", Target: "mcp_server:" + spec.Name})
+	if err := c.reloadMCP(ctx, workspaceID, true); err != nil {
 		return MCPServerInfo{}, err
 	}
-	infos, err := p.MCPServers(ctx, workspaceID)
+	infos, err := c.MCPServers(ctx, workspaceID)
 	if err != nil {
 		return MCPServerInfo{}, err
 	}
@@ -139,37 +128,37 @@ func (p *Platform) AddMCPServer(ctx context.Context, workspaceID string, spec MC
 			return in, nil
 		}
 	}
-	return MCPServerInfo{}, fmt.Errorf("platform: add mcp server %q: not found after adding it", spec.Name)
+	return MCPServerInfo{}, fmt.Errorf("catalog: add mcp server %q: not found after adding it", spec.Name)
 }
 
 // DeleteMCPServer removes the workspace's API server named name and
 // disconnects it. A server of agentcraft.yaml cannot be removed this way.
-func (p *Platform) DeleteMCPServer(ctx context.Context, workspaceID, name string) error {
-	p.apiMCP.change.Lock()
-	defer p.apiMCP.change.Unlock()
-	if err := p.store.MCPServers().Delete(ctx, workspaceID, name); err != nil {
-		if errors.Is(err, store.ErrNotFound) && p.mcp.Owns(mcpclient.ServerPrefix+name) {
+func (c *Catalog) DeleteMCPServer(ctx context.Context, workspaceID, name string) error {
+	c.apiMCP.change.Lock()
+	defer c.apiMCP.change.Unlock()
+	if err := c.store.MCPServers().Delete(ctx, workspaceID, name); err != nil {
+		if errors.Is(err, store.ErrNotFound) && c.mcp.Owns(mcpclient.ServerPrefix+name) {
 			return fmt.Errorf("%w: MCP server %q is defined in agentcraft.yaml: remove it from the file", store.ErrConflict, name)
 		}
 		return err
 	}
-	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "mcp_server.delete", Target: "mcp_server:" + name})
-	return p.reloadMCP(ctx, workspaceID, false)
+	c.audit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "mcp_server.delete", Target: "mcp_server:" + name})
+	return c.reloadMCP(ctx, workspaceID, false)
 }
 
 // MCPServers lists the MCP servers agents of the workspace can use: those
 // of agentcraft.yaml, then the workspace's own, with their health.
-func (p *Platform) MCPServers(ctx context.Context, workspaceID string) ([]MCPServerInfo, error) {
+func (c *Catalog) MCPServers(ctx context.Context, workspaceID string) ([]MCPServerInfo, error) {
 	out := []MCPServerInfo{}
-	for _, st := range p.mcp.Status() {
+	for _, st := range c.mcp.Status() {
 		out = append(out, MCPServerInfo{ServerStatus: st, Source: "config"})
 	}
-	rows, err := p.store.MCPServers().List(ctx, workspaceID)
+	rows, err := c.store.MCPServers().List(ctx, workspaceID)
 	if err != nil {
 		return nil, err
 	}
 	status := map[string]mcpclient.ServerStatus{}
-	for _, st := range p.wsMCP(workspaceID).Status() {
+	for _, st := range c.wsMCP(workspaceID).Status() {
 		status[st.Name] = st
 	}
 	for _, r := range rows {
@@ -178,14 +167,14 @@ func (p *Platform) MCPServers(ctx context.Context, workspaceID string) ([]MCPSer
 			// Stored by another process; the tool sync loads it here
 			// within Options.ToolSync.
 			when := "after this process restarts (tool sync is off)"
-			if p.syncEvery > 0 {
-				when = "within " + p.syncEvery.String()
+			if c.syncEvery > 0 {
+				when = "within " + c.syncEvery.String()
 			}
 			st = mcpclient.ServerStatus{Name: r.Name, Transport: "http", Error: "added by another server process; connecting here " + when}
 		}
 		in := MCPServerInfo{ServerStatus: st, Source: "api", URL: r.URL, Auth: "none"}
 		if len(r.Ciphertext) > 0 {
-			sec, err := p.openMCPSecrets(r)
+			sec, err := c.openMCPSecrets(r)
 			if err != nil {
 				return nil, err
 			}
@@ -201,42 +190,42 @@ func (p *Platform) MCPServers(ctx context.Context, workspaceID string) ([]MCPSer
 
 // MCPStatus reports the health of the MCP servers of agentcraft.yaml and
 // of the workspace; nil when there are none.
-func (p *Platform) MCPStatus(workspaceID string) []mcpclient.ServerStatus {
-	return append(p.mcp.Status(), p.wsMCP(workspaceID).Status()...)
+func (c *Catalog) MCPStatus(workspaceID string) []mcpclient.ServerStatus {
+	return append(c.mcp.Status(), c.wsMCP(workspaceID).Status()...)
 }
 
 func mcpAssociatedData(workspaceID, name string) []byte {
 	return []byte("mcp-server\x00" + workspaceID + "\x00" + name)
 }
 
-func (p *Platform) openMCPSecrets(r store.MCPServer) (mcpSecrets, error) {
+func (c *Catalog) openMCPSecrets(r store.MCPServer) (mcpSecrets, error) {
 	var sec mcpSecrets
-	pt, err := p.creds.box.Open(r.Ciphertext, mcpAssociatedData(r.WorkspaceID, r.Name))
+	pt, err := c.box.Open(r.Ciphertext, mcpAssociatedData(r.WorkspaceID, r.Name))
 	if err != nil {
-		return sec, fmt.Errorf("platform: open credentials of mcp server %q: %w", r.Name, err)
+		return sec, fmt.Errorf("catalog: open credentials of mcp server %q: %w", r.Name, err)
 	}
 	if err := json.Unmarshal(pt, &sec); err != nil {
-		return sec, fmt.Errorf("platform: decode credentials of mcp server %q: %w", r.Name, err)
+		return sec, fmt.Errorf("catalog: decode credentials of mcp server %q: %w", r.Name, err)
 	}
 	return sec, nil
 }
 
 // loadMCPServers connects the API servers of every workspace without
 // waiting for them. New calls it.
-func (p *Platform) loadMCPServers(ctx context.Context) error {
-	rows, err := p.store.MCPServers().ListAll(ctx)
+func (c *Catalog) loadMCPServers(ctx context.Context) error {
+	rows, err := c.store.MCPServers().ListAll(ctx)
 	if err != nil {
-		return fmt.Errorf("platform: load mcp servers: %w", err)
+		return fmt.Errorf("catalog: load mcp servers: %w", err)
 	}
 	seen := map[string]bool{}
-	p.apiMCP.change.Lock()
-	defer p.apiMCP.change.Unlock()
+	c.apiMCP.change.Lock()
+	defer c.apiMCP.change.Unlock()
 	for _, r := range rows {
 		if seen[r.WorkspaceID] {
 			continue
 		}
 		seen[r.WorkspaceID] = true
-		if err := p.reloadMCP(ctx, r.WorkspaceID, false); err != nil {
+		if err := c.reloadMCP(ctx, r.WorkspaceID, false); err != nil {
 			return err
 		}
 	}
@@ -244,11 +233,11 @@ func (p *Platform) loadMCPServers(ctx context.Context) error {
 }
 
 // reloadMCP replaces the workspace's manager by one for its stored
-// servers, stops the old one and evicts the workspace's agents. With wait,
+// servers, stops the old one and moves the workspace's Generation on. With wait,
 // it waits for the first connection attempts (or ctx). The caller holds
 // apiMCP.change.
-func (p *Platform) reloadMCP(ctx context.Context, workspaceID string, wait bool) error {
-	rows, err := p.store.MCPServers().List(ctx, workspaceID)
+func (c *Catalog) reloadMCP(ctx context.Context, workspaceID string, wait bool) error {
+	rows, err := c.store.MCPServers().List(ctx, workspaceID)
 	if err != nil {
 		return err
 	}
@@ -258,7 +247,7 @@ func (p *Platform) reloadMCP(ctx context.Context, workspaceID string, wait bool)
 		for _, r := range rows {
 			cfg := mcpclient.ServerConfig{Name: r.Name, URL: r.URL}
 			if len(r.Ciphertext) > 0 {
-				sec, err := p.openMCPSecrets(r)
+				sec, err := c.openMCPSecrets(r)
 				if err != nil {
 					return err
 				}
@@ -266,15 +255,15 @@ func (p *Platform) reloadMCP(ctx context.Context, workspaceID string, wait bool)
 			}
 			cfgs = append(cfgs, cfg)
 		}
-		opts := &mcpclient.Options{Logger: p.logger.With("workspace_id", workspaceID)}
-		if p.egress != nil {
+		opts := &mcpclient.Options{Logger: c.logger.With("workspace_id", workspaceID)}
+		if c.egress != nil {
 			// The egress policy applies; the client's own Timeout would
 			// cut the event stream, so only its transport is used.
-			opts.HTTPClient = &http.Client{Transport: p.egress.Transport}
+			opts.HTTPClient = &http.Client{Transport: c.egress.Transport}
 		}
 		next, err = mcpclient.New(cfgs, opts)
 		if err != nil {
-			return fmt.Errorf("platform: mcp servers of workspace %s: %w", workspaceID, err)
+			return fmt.Errorf("catalog: mcp servers of workspace %s: %w", workspaceID, err)
 		}
 		startCtx := ctx
 		if !wait {
@@ -283,43 +272,43 @@ func (p *Platform) reloadMCP(ctx context.Context, workspaceID string, wait bool)
 			startCtx = c
 		}
 		if err := next.Start(startCtx); err != nil {
-			return fmt.Errorf("platform: start mcp servers of workspace %s: %w", workspaceID, err)
+			return fmt.Errorf("catalog: start mcp servers of workspace %s: %w", workspaceID, err)
 		}
 	}
-	p.apiMCP.mu.Lock()
-	if p.apiMCP.stopped {
-		p.apiMCP.mu.Unlock()
+	c.apiMCP.mu.Lock()
+	if c.apiMCP.stopped {
+		c.apiMCP.mu.Unlock()
 		next.Stop()
-		return errors.New("platform: stopped")
+		return errors.New("catalog: stopped")
 	}
-	old := p.apiMCP.byWS[workspaceID]
-	p.apiMCP.epoch++
-	if p.apiMCP.byWS == nil {
-		p.apiMCP.byWS = map[string]*mcpclient.Manager{}
+	old := c.apiMCP.byWS[workspaceID]
+	c.apiMCP.epoch++
+	if c.apiMCP.byWS == nil {
+		c.apiMCP.byWS = map[string]*mcpclient.Manager{}
 	}
-	if p.apiMCP.loaded == nil {
-		p.apiMCP.loaded = map[string]fingerprint{}
+	if c.apiMCP.loaded == nil {
+		c.apiMCP.loaded = map[string]fingerprint{}
 	}
 	if next == nil {
-		delete(p.apiMCP.byWS, workspaceID)
-		delete(p.apiMCP.loaded, workspaceID)
+		delete(c.apiMCP.byWS, workspaceID)
+		delete(c.apiMCP.loaded, workspaceID)
 	} else {
-		p.apiMCP.byWS[workspaceID] = next
-		p.apiMCP.loaded[workspaceID] = mcpFingerprint(rows)
+		c.apiMCP.byWS[workspaceID] = next
+		c.apiMCP.loaded[workspaceID] = mcpFingerprint(rows)
 	}
-	p.apiMCP.mu.Unlock()
+	c.apiMCP.mu.Unlock()
 	old.Stop()
-	p.evictWorkspace(workspaceID)
+	c.touch(workspaceID)
 	return nil
 }
 
 // stopMCP stops the managers of the workspaces' API servers. Idempotent.
-func (p *Platform) stopMCP() {
-	p.apiMCP.mu.Lock()
-	p.apiMCP.stopped = true
-	ms := p.apiMCP.byWS
-	p.apiMCP.byWS = nil
-	p.apiMCP.mu.Unlock()
+func (c *Catalog) stopMCP() {
+	c.apiMCP.mu.Lock()
+	c.apiMCP.stopped = true
+	ms := c.apiMCP.byWS
+	c.apiMCP.byWS = nil
+	c.apiMCP.mu.Unlock()
 	for _, m := range ms {
 		m.Stop()
 	}

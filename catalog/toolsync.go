@@ -1,4 +1,4 @@
-package platform
+package catalog
 
 import (
 	"context"
@@ -25,10 +25,10 @@ type toolSync struct {
 	wg     sync.WaitGroup
 }
 
-func (p *Platform) startToolSync(interval time.Duration) {
+func (c *Catalog) startToolSync(interval time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
-	p.sync.cancel = cancel
-	p.sync.wg.Go(func() {
+	c.sync.cancel = cancel
+	c.sync.wg.Go(func() {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
@@ -36,8 +36,8 @@ func (p *Platform) startToolSync(interval time.Duration) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := p.syncTools(ctx); err != nil && ctx.Err() == nil {
-					p.logger.Warn("tool_sync_failed", "error", err, "retry_in", interval.String())
+				if err := c.syncTools(ctx); err != nil && ctx.Err() == nil {
+					c.logger.Warn("tool_sync_failed", "error", err, "retry_in", interval.String())
 				}
 			}
 		}
@@ -45,28 +45,28 @@ func (p *Platform) startToolSync(interval time.Duration) {
 }
 
 // stopToolSync ends the loop and waits for a pass under way. Idempotent.
-func (p *Platform) stopToolSync() {
-	if p.sync.cancel != nil {
-		p.sync.cancel()
+func (c *Catalog) stopToolSync() {
+	if c.sync.cancel != nil {
+		c.sync.cancel()
 	}
-	p.sync.wg.Wait()
+	c.sync.wg.Wait()
 }
 
 // syncTools brings this process's MCP servers and OpenAPI imports in line
 // with the store: a workspace whose stored servers differ from those it
 // connected is reloaded, an import whose stored row differs from the one
 // its tools were built from is rebuilt, and tools of a deleted import go.
-func (p *Platform) syncTools(ctx context.Context) error {
-	if err := p.syncMCP(ctx); err != nil {
+func (c *Catalog) syncTools(ctx context.Context) error {
+	if err := c.syncMCP(ctx); err != nil {
 		return err
 	}
-	return p.syncOpenAPI(ctx)
+	return c.syncOpenAPI(ctx)
 }
 
-func (p *Platform) syncMCP(ctx context.Context) error {
-	p.apiMCP.change.Lock()
-	defer p.apiMCP.change.Unlock()
-	rows, err := p.store.MCPServers().ListAll(ctx)
+func (c *Catalog) syncMCP(ctx context.Context) error {
+	c.apiMCP.change.Lock()
+	defer c.apiMCP.change.Unlock()
+	rows, err := c.store.MCPServers().ListAll(ctx)
 	if err != nil {
 		return err
 	}
@@ -74,38 +74,38 @@ func (p *Platform) syncMCP(ctx context.Context) error {
 	for _, r := range rows {
 		byWS[r.WorkspaceID] = append(byWS[r.WorkspaceID], r)
 	}
-	p.apiMCP.mu.Lock()
+	c.apiMCP.mu.Lock()
 	var changed []string
 	for ws, rs := range byWS {
-		if p.apiMCP.loaded[ws] != mcpFingerprint(rs) {
+		if c.apiMCP.loaded[ws] != mcpFingerprint(rs) {
 			changed = append(changed, ws)
 		}
 	}
-	for ws := range p.apiMCP.loaded {
+	for ws := range c.apiMCP.loaded {
 		if _, ok := byWS[ws]; !ok {
 			changed = append(changed, ws)
 		}
 	}
-	p.apiMCP.mu.Unlock()
+	c.apiMCP.mu.Unlock()
 	slices.Sort(changed)
 	// One workspace that cannot be reloaded (say, a token the master key
 	// no longer opens) must not keep the others stale.
 	var errs []error
 	for _, ws := range changed {
-		if err := p.reloadMCP(ctx, ws, false); err != nil {
+		if err := c.reloadMCP(ctx, ws, false); err != nil {
 			errs = append(errs, fmt.Errorf("workspace %s: %w", ws, err))
 			continue
 		}
-		p.logger.Info("mcp_servers_reloaded", "workspace_id", ws, "reason", "changed by another process")
+		c.logger.Info("mcp_servers_reloaded", "workspace_id", ws, "reason", "changed by another process")
 	}
 	return errors.Join(errs...)
 }
 
-func (p *Platform) syncOpenAPI(ctx context.Context) error {
-	w := &p.wsTools
+func (c *Catalog) syncOpenAPI(ctx context.Context) error {
+	w := &c.wsTools
 	w.change.Lock()
 	defer w.change.Unlock()
-	rows, err := p.store.OpenAPIImports().ListAll(ctx)
+	rows, err := c.store.OpenAPIImports().ListAll(ctx)
 	if err != nil {
 		return err
 	}
@@ -114,15 +114,15 @@ func (p *Platform) syncOpenAPI(ctx context.Context) error {
 		k := importKey{r.WorkspaceID, r.Name}
 		stored[k] = true
 		if w.loaded[k] != importFingerprint(r) {
-			p.loadOpenAPIImport(ctx, r)
-			p.logger.Info("openapi_import_reloaded", "workspace_id", r.WorkspaceID, "name", r.Name, "reason", "changed by another process")
+			c.loadOpenAPIImport(ctx, r)
+			c.logger.Info("openapi_import_reloaded", "workspace_id", r.WorkspaceID, "name", r.Name, "reason", "changed by another process")
 		}
 	}
 	for k := range w.loaded {
 		if !stored[k] {
-			p.removeWorkspaceTools(k.workspace, k.name)
+			c.removeWorkspaceTools(k.workspace, k.name)
 			delete(w.loaded, k)
-			p.logger.Info("openapi_import_removed", "workspace_id", k.workspace, "name", k.name, "reason", "deleted by another process")
+			c.logger.Info("openapi_import_removed", "workspace_id", k.workspace, "name", k.name, "reason", "deleted by another process")
 		}
 	}
 	return nil

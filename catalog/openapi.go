@@ -1,4 +1,4 @@
-package platform
+package catalog
 
 import (
 	"context"
@@ -40,8 +40,8 @@ type openAPISecrets struct {
 // restart. Importing a name again replaces that import and its tools. A
 // document that does not load gives ErrInvalidOpenAPI; a tool name taken
 // by another tool store.ErrConflict.
-func (p *Platform) ImportOpenAPI(ctx context.Context, workspaceID string, spec OpenAPIImportSpec) ([]*tool.OpenAPITool, error) {
-	tools, err := p.buildOpenAPITools(ctx, spec)
+func (c *Catalog) ImportOpenAPI(ctx context.Context, workspaceID string, spec OpenAPIImportSpec) ([]*tool.OpenAPITool, error) {
+	tools, err := c.buildOpenAPITools(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -49,61 +49,61 @@ func (p *Platform) ImportOpenAPI(ctx context.Context, workspaceID string, spec O
 	if spec.Bearer != "" {
 		pt, err := json.Marshal(openAPISecrets{Bearer: spec.Bearer})
 		if err != nil {
-			return nil, fmt.Errorf("platform: import openapi %q: %w", spec.Name, err)
+			return nil, fmt.Errorf("catalog: import openapi %q: %w", spec.Name, err)
 		}
-		ct, err := p.creds.box.Seal(pt, openAPIAssociatedData(workspaceID, spec.Name))
+		ct, err := c.box.Seal(pt, openAPIAssociatedData(workspaceID, spec.Name))
 		if err != nil {
-			return nil, fmt.Errorf("platform: import openapi %q: seal credentials: %w", spec.Name, err)
+			return nil, fmt.Errorf("catalog: import openapi %q: seal credentials: %w", spec.Name, err)
 		}
-		row.Ciphertext, row.KeyID = ct, p.creds.box.KeyID()
+		row.Ciphertext, row.KeyID = ct, c.box.KeyID()
 	}
 
-	w := &p.wsTools
+	w := &c.wsTools
 	w.change.Lock()
 	defer w.change.Unlock()
 	prev, had := w.group(workspaceID, spec.Name)
-	if err := p.SetWorkspaceTools(workspaceID, spec.Name, asTools(tools)); err != nil {
+	if err := c.SetWorkspaceTools(workspaceID, spec.Name, asTools(tools)); err != nil {
 		return nil, fmt.Errorf("%w: %v", store.ErrConflict, err)
 	}
-	if _, err := p.store.OpenAPIImports().Put(ctx, row); err != nil {
+	if _, err := c.store.OpenAPIImports().Put(ctx, row); err != nil {
 		// Put the tools of before back, so memory and store agree.
 		if had {
-			_ = p.SetWorkspaceTools(workspaceID, spec.Name, prev)
+			_ = c.SetWorkspaceTools(workspaceID, spec.Name, prev)
 		} else {
-			p.removeWorkspaceTools(workspaceID, spec.Name)
+			c.removeWorkspaceTools(workspaceID, spec.Name)
 		}
 		return nil, err
 	}
 	w.setLoaded(row)
-	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "openapi_import.put", Target: "openapi:" + spec.Name})
+	c.audit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "openapi_import.put", Target: "openapi:" + spec.Name})
 	return tools, nil
 }
 
 // DeleteOpenAPIImport removes the workspace's import named name and its
 // tools, or gives store.ErrNotFound.
-func (p *Platform) DeleteOpenAPIImport(ctx context.Context, workspaceID, name string) error {
-	w := &p.wsTools
+func (c *Catalog) DeleteOpenAPIImport(ctx context.Context, workspaceID, name string) error {
+	w := &c.wsTools
 	w.change.Lock()
 	defer w.change.Unlock()
-	if err := p.store.OpenAPIImports().Delete(ctx, workspaceID, name); err != nil {
+	if err := c.store.OpenAPIImports().Delete(ctx, workspaceID, name); err != nil {
 		return err
 	}
-	p.removeWorkspaceTools(workspaceID, name)
+	c.removeWorkspaceTools(workspaceID, name)
 	delete(w.loaded, importKey{workspaceID, name})
-	p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "openapi_import.delete", Target: "openapi:" + name})
+	c.audit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "openapi_import.delete", Target: "openapi:" + name})
 	return nil
 }
 
 // buildOpenAPITools parses spec's document and makes its tools.
-func (p *Platform) buildOpenAPITools(ctx context.Context, spec OpenAPIImportSpec) ([]*tool.OpenAPITool, error) {
-	if p.egress == nil {
+func (c *Catalog) buildOpenAPITools(ctx context.Context, spec OpenAPIImportSpec) ([]*tool.OpenAPITool, error) {
+	if c.egress == nil {
 		return nil, ErrNoHTTPClient
 	}
 	doc, err := tool.ParseOpenAPI(ctx, spec.Document)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidOpenAPI, err)
 	}
-	tools, err := tool.OpenAPITools(doc, p.egress, &tool.OpenAPIOptions{Prefix: spec.Name, BaseURL: spec.BaseURL, Bearer: spec.Bearer})
+	tools, err := tool.OpenAPITools(doc, c.egress, &tool.OpenAPIOptions{Prefix: spec.Name, BaseURL: spec.BaseURL, Bearer: spec.Bearer})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidOpenAPI, err)
 	}
@@ -124,16 +124,16 @@ func openAPIAssociatedData(workspaceID, name string) []byte {
 
 // loadOpenAPIImports rebuilds the tools of every stored import. New calls
 // it.
-func (p *Platform) loadOpenAPIImports(ctx context.Context) error {
-	rows, err := p.store.OpenAPIImports().ListAll(ctx)
+func (c *Catalog) loadOpenAPIImports(ctx context.Context) error {
+	rows, err := c.store.OpenAPIImports().ListAll(ctx)
 	if err != nil {
-		return fmt.Errorf("platform: load openapi imports: %w", err)
+		return fmt.Errorf("catalog: load openapi imports: %w", err)
 	}
-	w := &p.wsTools
+	w := &c.wsTools
 	w.change.Lock()
 	defer w.change.Unlock()
 	for _, r := range rows {
-		p.loadOpenAPIImport(ctx, r)
+		c.loadOpenAPIImport(ctx, r)
 	}
 	return nil
 }
@@ -144,28 +144,28 @@ func (p *Platform) loadOpenAPIImports(ctx context.Context) error {
 // stale document must not keep the server from starting. Either way the
 // row is recorded as loaded, so that syncOpenAPI tries it again only when
 // it changes. The caller holds wsTools.change.
-func (p *Platform) loadOpenAPIImport(ctx context.Context, r store.OpenAPIImport) {
-	p.wsTools.setLoaded(r)
+func (c *Catalog) loadOpenAPIImport(ctx context.Context, r store.OpenAPIImport) {
+	c.wsTools.setLoaded(r)
 	spec := OpenAPIImportSpec{Name: r.Name, Document: []byte(r.Document), BaseURL: r.BaseURL}
 	if len(r.Ciphertext) > 0 {
 		var sec openAPISecrets
-		pt, err := p.creds.box.Open(r.Ciphertext, openAPIAssociatedData(r.WorkspaceID, r.Name))
+		pt, err := c.box.Open(r.Ciphertext, openAPIAssociatedData(r.WorkspaceID, r.Name))
 		if err == nil {
 			err = json.Unmarshal(pt, &sec)
 		}
 		if err != nil {
-			p.logger.Error("openapi_import_skipped", "workspace_id", r.WorkspaceID, "name", r.Name, "error", err,
+			c.logger.Error("openapi_import_skipped", "workspace_id", r.WorkspaceID, "name", r.Name, "error", err,
 				"fix", "the master key cannot open its token: import the document again")
 			return
 		}
 		spec.Bearer = sec.Bearer
 	}
-	tools, err := p.buildOpenAPITools(ctx, spec)
+	tools, err := c.buildOpenAPITools(ctx, spec)
 	if err == nil {
-		err = p.SetWorkspaceTools(r.WorkspaceID, r.Name, asTools(tools))
+		err = c.SetWorkspaceTools(r.WorkspaceID, r.Name, asTools(tools))
 	}
 	if err != nil {
-		p.logger.Error("openapi_import_skipped", "workspace_id", r.WorkspaceID, "name", r.Name, "error", err,
+		c.logger.Error("openapi_import_skipped", "workspace_id", r.WorkspaceID, "name", r.Name, "error", err,
 			"fix", "import a corrected document again, or DELETE /api/tools/openapi/"+r.Name)
 	}
 }

@@ -1,4 +1,4 @@
-package platform
+package catalog
 
 import (
 	"context"
@@ -34,12 +34,12 @@ type ToolInfo struct {
 // registry's, kb_search when knowledge search is configured, the tools of
 // the MCP servers connected now and the workspace's imported tools, each with whether the workspace has it
 // enabled.
-func (p *Platform) ListTools(ctx context.Context, workspaceID string) ([]ToolInfo, error) {
-	off, err := p.disabledTools(ctx, workspaceID)
+func (c *Catalog) ListTools(ctx context.Context, workspaceID string) ([]ToolInfo, error) {
+	off, err := c.Disabled(ctx, workspaceID)
 	if err != nil {
 		return nil, err
 	}
-	out := p.toolCatalog(workspaceID)
+	out := c.toolCatalog(workspaceID)
 	for i := range out {
 		out[i].Enabled = !off[out[i].Name]
 	}
@@ -47,23 +47,23 @@ func (p *Platform) ListTools(ctx context.Context, workspaceID string) ([]ToolInf
 }
 
 // toolCatalog lists the tools without their settings.
-func (p *Platform) toolCatalog(workspaceID string) []ToolInfo {
+func (c *Catalog) toolCatalog(workspaceID string) []ToolInfo {
 	var out []ToolInfo
 	add := func(t tool.Tool, source string) {
 		out = append(out, ToolInfo{Name: t.Name(), Description: t.Description(), Capability: t.Capability(), Source: source, Schema: t.Schema()})
 	}
-	for _, t := range p.tools.List() {
+	for _, t := range c.tools.List() {
 		add(t, "builtin")
 	}
-	if p.knowledge != nil {
-		if _, inRegistry := p.tools.Get(KBSearchTool); !inRegistry {
-			add(rag.SearchTool(p.knowledge, workspaceID, nil), "builtin")
+	if c.knowledge != nil {
+		if _, inRegistry := c.tools.Get(KBSearchTool); !inRegistry {
+			add(rag.SearchTool(c.knowledge, workspaceID, nil), "builtin")
 		}
 	}
-	for _, info := range append(p.mcp.List(), p.wsMCP(workspaceID).List()...) {
+	for _, info := range append(c.mcp.List(), c.wsMCP(workspaceID).List()...) {
 		add(info.Tool, "mcp:"+info.Server)
 	}
-	for _, wt := range p.WorkspaceTools(workspaceID) {
+	for _, wt := range c.WorkspaceTools(workspaceID) {
 		add(wt.Tool, "openapi:"+wt.Group)
 	}
 	return out
@@ -74,9 +74,9 @@ func (p *Platform) toolCatalog(workspaceID string) []ToolInfo {
 // is not listed is refused with an error wrapping tool.ErrUnknownTool and
 // nothing is changed. Agents of the workspace built before the change are
 // rebuilt on their next request.
-func (p *Platform) SetToolSettings(ctx context.Context, workspaceID string, enabled map[string]bool) ([]ToolInfo, error) {
+func (c *Catalog) SetToolSettings(ctx context.Context, workspaceID string, enabled map[string]bool) ([]ToolInfo, error) {
 	known := make(map[string]bool)
-	for _, t := range p.toolCatalog(workspaceID) {
+	for _, t := range c.toolCatalog(workspaceID) {
 		known[t.Name] = true
 	}
 	names := make([]string, 0, len(enabled))
@@ -94,24 +94,26 @@ func (p *Platform) SetToolSettings(ctx context.Context, workspaceID string, enab
 		return nil, fmt.Errorf("%w %s: use the names GET /api/tools lists (an MCP server's tools are listed while it is connected)",
 			tool.ErrUnknownTool, strings.Join(unknown, ", "))
 	}
-	defer p.evictWorkspace(workspaceID)
+	defer c.touch(workspaceID)
 	for _, n := range names {
-		if _, err := p.store.ToolSettings().Set(ctx, store.ToolSetting{WorkspaceID: workspaceID, Tool: n, Enabled: enabled[n]}); err != nil {
+		if _, err := c.store.ToolSettings().Set(ctx, store.ToolSetting{WorkspaceID: workspaceID, Tool: n, Enabled: enabled[n]}); err != nil {
 			return nil, err
 		}
 	}
 	if len(names) > 0 {
-		p.RecordAudit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "tools.settings", Target: "tools",
+		c.audit(ctx, store.AuditEvent{WorkspaceID: workspaceID, Action: "tools.settings", Target: "tools",
 			Details: audit.Details(map[string]any{"tools": enabled})})
 	}
-	return p.ListTools(ctx, workspaceID)
+	return c.ListTools(ctx, workspaceID)
 }
 
-// toolsOff is the set of tools a workspace has turned off.
-type toolsOff map[string]bool
+// Disabled is the set of tools a workspace has turned off, by name.
+type Disabled map[string]bool
 
-// key is a canonical string of the set, to tell whether it changed.
-func (o toolsOff) key() string {
+// Key is a canonical string of the set, to tell whether it changed: an
+// agent cache keeps the key an agent was built with and rebuilds the
+// agent when the workspace's key differs.
+func (o Disabled) Key() string {
 	names := make([]string, 0, len(o))
 	for n := range o {
 		names = append(names, n)
@@ -120,13 +122,14 @@ func (o toolsOff) key() string {
 	return strings.Join(names, "\x00")
 }
 
-// disabledTools reads the workspace's disabled tools.
-func (p *Platform) disabledTools(ctx context.Context, workspaceID string) (toolsOff, error) {
-	rows, err := p.store.ToolSettings().List(ctx, workspaceID)
+// Disabled reads the workspace's disabled tools from the store, so that a
+// change made by another process is seen.
+func (c *Catalog) Disabled(ctx context.Context, workspaceID string) (Disabled, error) {
+	rows, err := c.store.ToolSettings().List(ctx, workspaceID)
 	if err != nil {
 		return nil, err
 	}
-	off := toolsOff{}
+	off := Disabled{}
 	for _, r := range rows {
 		if !r.Enabled {
 			off[r.Tool] = true
@@ -138,7 +141,7 @@ func (p *Platform) disabledTools(ctx context.Context, workspaceID string) (tools
 // withoutDisabled leaves out of tools those the workspace has turned off,
 // adding a warning for each: an agent may name a disabled tool, which it
 // gets back when the tool is enabled again.
-func withoutDisabled(tools []tool.Tool, warnings []string, off toolsOff) ([]tool.Tool, []string) {
+func withoutDisabled(tools []tool.Tool, warnings []string, off Disabled) ([]tool.Tool, []string) {
 	if len(off) == 0 {
 		return tools, warnings
 	}
@@ -151,16 +154,4 @@ func withoutDisabled(tools []tool.Tool, warnings []string, off toolsOff) ([]tool
 		kept = append(kept, t)
 	}
 	return kept, warnings
-}
-
-// evictWorkspace drops the workspace's cached agents.
-func (p *Platform) evictWorkspace(workspaceID string) {
-	prefix := workspaceID + "\x00"
-	p.mu.Lock()
-	for k := range p.agents {
-		if strings.HasPrefix(k, prefix) {
-			delete(p.agents, k)
-		}
-	}
-	p.mu.Unlock()
 }

@@ -1,9 +1,8 @@
-package platform
+package catalog
 
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -59,28 +58,28 @@ func findTool(groups map[string][]tool.Tool, name string) tool.Tool {
 // the same document name). It fails when a name is invalid, repeats, or is
 // taken by a built-in tool, an MCP tool or another group of ws. Agents of
 // ws built before pick the new tools up on their next run.
-func (p *Platform) SetWorkspaceTools(ws, group string, tools []tool.Tool) error {
+func (c *Catalog) SetWorkspaceTools(ws, group string, tools []tool.Tool) error {
 	if ws == "" || group == "" {
-		return errors.New("platform: set workspace tools: workspace and group are required")
+		return errors.New("catalog: set workspace tools: workspace and group are required")
 	}
 	seen := map[string]bool{}
 	for _, t := range tools {
 		name := t.Name()
 		if err := tool.ValidateName(name); err != nil {
-			return fmt.Errorf("platform: set workspace tools: %w", err)
+			return fmt.Errorf("catalog: set workspace tools: %w", err)
 		}
 		if !t.Capability().Valid() {
-			return fmt.Errorf("platform: set workspace tools: %q has no capability", name)
+			return fmt.Errorf("catalog: set workspace tools: %q has no capability", name)
 		}
 		if seen[name] {
-			return fmt.Errorf("platform: set workspace tools: %q is listed twice", name)
+			return fmt.Errorf("catalog: set workspace tools: %q is listed twice", name)
 		}
 		seen[name] = true
-		if _, builtin := p.tools.Get(name); builtin || p.mcp != nil && p.mcp.Owns(name) {
-			return fmt.Errorf("platform: set workspace tools: %q is the name of a built-in or MCP tool: import under another name", name)
+		if _, builtin := c.tools.Get(name); builtin || c.mcp != nil && c.mcp.Owns(name) {
+			return fmt.Errorf("catalog: set workspace tools: %q is the name of a built-in or MCP tool: import under another name", name)
 		}
 	}
-	w := &p.wsTools
+	w := &c.wsTools
 	w.mu.Lock()
 	for g, ts := range w.byWS[ws] {
 		if g == group {
@@ -89,7 +88,7 @@ func (p *Platform) SetWorkspaceTools(ws, group string, tools []tool.Tool) error 
 		for _, t := range ts {
 			if seen[t.Name()] {
 				w.mu.Unlock()
-				return fmt.Errorf("platform: set workspace tools: %q is already a tool of %q in this workspace: import under another name", t.Name(), g)
+				return fmt.Errorf("catalog: set workspace tools: %q is already a tool of %q in this workspace: import under another name", t.Name(), g)
 			}
 		}
 	}
@@ -101,7 +100,7 @@ func (p *Platform) SetWorkspaceTools(ws, group string, tools []tool.Tool) error 
 	}
 	w.byWS[ws][group] = slices.Clone(tools)
 	w.mu.Unlock()
-	p.evictWorkspace(ws) // cached agents of ws hold the tools of before
+	c.touch(ws) // agents of ws built before hold the tools of before
 	return nil
 }
 
@@ -114,14 +113,14 @@ func (w *workspaceTools) group(ws, group string) ([]tool.Tool, bool) {
 }
 
 // removeWorkspaceTools drops the tools group of workspace ws, if any.
-func (p *Platform) removeWorkspaceTools(ws, group string) {
-	w := &p.wsTools
+func (c *Catalog) removeWorkspaceTools(ws, group string) {
+	w := &c.wsTools
 	w.mu.Lock()
 	_, ok := w.byWS[ws][group]
 	delete(w.byWS[ws], group)
 	w.mu.Unlock()
 	if ok {
-		p.evictWorkspace(ws) // cached agents of ws hold the removed tools
+		c.touch(ws) // agents of ws built before hold the removed tools
 	}
 }
 
@@ -132,8 +131,8 @@ type WorkspaceTool struct {
 }
 
 // WorkspaceTools returns the tools added to workspace ws, sorted by name.
-func (p *Platform) WorkspaceTools(ws string) []WorkspaceTool {
-	w := &p.wsTools
+func (c *Catalog) WorkspaceTools(ws string) []WorkspaceTool {
+	w := &c.wsTools
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	var out []WorkspaceTool
@@ -145,8 +144,3 @@ func (p *Platform) WorkspaceTools(ws string) []WorkspaceTool {
 	slices.SortFunc(out, func(a, b WorkspaceTool) int { return strings.Compare(a.Tool.Name(), b.Tool.Name()) })
 	return out
 }
-
-// EgressClient returns the egress-policy HTTP client the built-in HTTP
-// tools send through (Options.Builtins.HTTPClient), or nil when none is
-// configured. Tools added per workspace that call HTTP use it too.
-func (p *Platform) EgressClient() *http.Client { return p.egress }
