@@ -233,7 +233,14 @@ func (c *Catalog) resolve(workspaceID string, names, knowledgeBases []string, st
 			if _, ok := c.tools.Get(n); ok || !strings.HasPrefix(n, mcpclient.ServerPrefix) && !strings.Contains(n, mcpclient.NameSeparator) {
 				return false
 			}
-			warnings = append(warnings, fmt.Sprintf("no MCP server is configured for %s (was it removed?), so it is left out", n))
+			if server, ok := strings.CutPrefix(n, mcpclient.ServerPrefix); ok {
+				warnings = append(warnings, fmt.Sprintf("no MCP server %q is configured (was it removed?), so its tools are left out", server))
+			} else {
+				// NAME__TOOL is an MCP server's tool or an OpenAPI
+				// import's operation; neither provides it now.
+				owner, _, _ := strings.Cut(n, mcpclient.NameSeparator)
+				warnings = append(warnings, fmt.Sprintf("no MCP server or OpenAPI import named %q provides %s any more (was it removed?), so it is left out", owner, n))
+			}
 			return true
 		})
 	}

@@ -3,6 +3,7 @@ package platform_test
 import (
 	"context"
 	"errors"
+	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -55,8 +56,10 @@ func TestOpenAPIImportsReloadedAtStart(t *testing.T) {
 
 	st := newStore(t)
 	box := newBox(t)
+	fake := llmtest.NewOpenAI(t)
 	opts := &platform.Options{OllamaURL: deadURL, Getenv: func(string) string { return "" },
-		Builtins: &tool.BuiltinOptions{HTTPClient: upstream.Client()}}
+		Providers: []platform.ProviderConfig{fakeProvider("fake", fake, "k")},
+		Builtins:  &tool.BuiltinOptions{HTTPClient: upstream.Client()}}
 	p1, err := platform.New(ctx, st, box, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -108,8 +111,20 @@ func TestOpenAPIImportsReloadedAtStart(t *testing.T) {
 	}
 	mu.Unlock()
 
+	if _, err := p2.CreateAgent(ctx, store.Agent{WorkspaceID: ws, Name: "vet", Model: "fake/m", Tools: []string{"pets__getPet"}}); err != nil {
+		t.Fatal(err)
+	}
 	if err := p2.DeleteOpenAPIImport(ctx, ws, "pets"); err != nil {
 		t.Fatalf("DeleteOpenAPIImport = %v", err)
+	}
+	// An agent still naming a removed import's tool runs without it, and
+	// the warning does not blame a missing MCP server.
+	vet, err := p2.Agent(ctx, ws, "vet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(vet.Runtime.Warnings, "; "); !strings.Contains(w, "pets__getPet") || !strings.Contains(w, "OpenAPI import") || strings.Contains(w, "no MCP server is configured") {
+		t.Errorf("warnings = %q, want pets__getPet left out naming a removed MCP server or OpenAPI import", w)
 	}
 	if err := p2.DeleteOpenAPIImport(ctx, ws, "pets"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("DeleteOpenAPIImport twice = %v, want ErrNotFound", err)
