@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/nodes"
 )
@@ -19,6 +23,10 @@ func lintCmd(e *env) *cobra.Command {
 		Long: `Lint parses a workflow definition, prints every validation problem as
 PATH: MESSAGE (hint: HINT) and every design warning as
 warning: PATH: MESSAGE (hint: HINT).
+
+With --config, agent nodes must name an agent that exists: one of the
+file's agents or, when the configured database exists, one stored in its
+server.workspace.
 
 It exits 1 when the file cannot be read or parsed or has a problem;
 warnings alone exit 0 and print the strategy the engine would use.`,
@@ -33,6 +41,13 @@ warnings alone exit 0 and print the strategy the engine would use.`,
 				return err
 			}
 			probs := workflow.Validate(def, reg)
+			if e.configPath != "" && len(probs) == 0 {
+				names, err := e.agentNames(cmd.Context())
+				if err != nil {
+					return err
+				}
+				probs = workflow.CheckAgents(def, reg, names)
+			}
 			var plan *workflow.Plan
 			if len(probs) == 0 {
 				// Preparing finds what only a plan reveals (compound
@@ -58,6 +73,47 @@ warnings alone exit 0 and print the strategy the engine would use.`,
 			return nil
 		},
 	}
+}
+
+// agentNames are the agents a workflow of the configuration may name: the
+// file's, and the stored ones of its workspace when its database exists
+// (lint never creates one).
+func (e *env) agentNames(ctx context.Context) ([]string, error) {
+	cfg, err := e.load()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, a := range cfg.Agents {
+		names = append(names, a.Name)
+	}
+	url := cfg.Database.URL
+	if path, ok := strings.CutPrefix(url, "sqlite://"); ok {
+		if _, err := os.Stat(path); err != nil {
+			fmt.Fprintf(e.stderr, "note: no database at %s yet, so only the file's agents were checked\n", path)
+			return names, nil
+		}
+	}
+	st, err := openStore(ctx, url, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	ws, err := st.Workspaces().GetByName(ctx, cfg.Server.Workspace)
+	if errors.Is(err, store.ErrNotFound) {
+		return names, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	stored, err := st.Agents().List(ctx, ws.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range stored {
+		names = append(names, a.Name)
+	}
+	return names, nil
 }
 
 // readDefinition reads and parses the workflow file at path.

@@ -234,3 +234,37 @@ edges:
 		}
 	}
 }
+
+// TestLintWithConfigChecksAgents: with --config, an agent node naming an
+// agent the configuration lacks is a problem; one it has is fine.
+func TestLintWithConfigChecksAgents(t *testing.T) {
+	wf := func(agent string) string {
+		return `
+name: asks
+nodes:
+  - {id: start, type: start}
+  - {id: a, type: agent, config: {agent: ` + agent + `}}
+  - {id: end, type: end}
+edges:
+  - {id: e1, source: start, target: a}
+  - {id: e2, source: a, target: end}
+`
+	}
+	cfg := `
+detect_providers: false
+providers: [{name: up, type: openai, base_url: "http://127.0.0.1:9/v1", api_key: k}]
+agents: [{name: helper, model: up/m}]
+`
+	inTempDir(t, "", map[string]string{"good.yaml": wf("helper"), "bad.yaml": wf("helpr"), "ac.yaml": cfg})
+	if code, out, errOut := run(t, "lint", "good.yaml", "--config", "ac.yaml"); code != 0 {
+		t.Errorf("lint of a workflow naming a configured agent exited %d:\n%s%s", code, out, errOut)
+	}
+	code, out, _ := run(t, "lint", "bad.yaml", "--config", "ac.yaml")
+	if code == 0 || !strings.Contains(out, "nodes[1].config.agent") || !strings.Contains(out, "helpr") {
+		t.Errorf("lint of a workflow naming an unknown agent: exit %d, stdout:\n%s", code, out)
+	}
+	// Without --config there is nothing to check the name against.
+	if code, out, errOut := run(t, "lint", "bad.yaml"); code != 0 {
+		t.Errorf("lint without --config exited %d:\n%s%s", code, out, errOut)
+	}
+}
