@@ -222,6 +222,15 @@ func (p *Platform) checkAgent(ctx context.Context, row store.Agent) error {
 	return nil
 }
 
+// Row is the stored form of the agent for workspaceID (Source left to the
+// caller). The API's agent body and agentcraft.yaml both come through it,
+// so an agent means the same whichever way it was defined.
+func (ca AgentSpec) Row(workspaceID string) (store.Agent, error) {
+	row, err := configAgentRow(ca, workspaceID)
+	row.Source = ""
+	return row, err
+}
+
 func configAgentRow(ca AgentSpec, workspaceID string) (store.Agent, error) {
 	as := agentSettings{Settings: ca.Middleware, ToolProgress: ca.ToolProgress}
 	var mw json.RawMessage

@@ -126,36 +126,92 @@ func article(noun string) string {
 	return "a"
 }
 
-// agentBody is the JSON of an agent in the management API.
+// agentBody is the JSON of an agent in the management API: the keys of
+// an agent in agentcraft.yaml (platform.AgentSpec), the same names and
+// meanings — guard, pii, rate_limit, retry and logging at the top level,
+// tool_timeout as a duration ("60s", or a number of seconds),
+// tool_progress. The older spellings middleware {…} and
+// tool_timeout_seconds are still accepted (TestAgentBodyTakesEveryFileKey
+// holds the two schemas together).
 type agentBody struct {
-	Name         string   `json:"name"`
-	Model        string   `json:"model"`
-	Instructions string   `json:"instructions"`
-	Tools        []string `json:"tools"`
-	Temperature  *float64 `json:"temperature"`
-	MaxTokens    int      `json:"max_tokens"`
-	MaxSteps     int      `json:"max_steps"`
-	TokenBudget  int      `json:"token_budget"`
-	// ToolTimeoutSeconds bounds each tool call (default 60).
-	ToolTimeoutSeconds int             `json:"tool_timeout_seconds"`
-	MaxToolResultBytes int             `json:"max_tool_result_bytes"`
+	Name               string      `json:"name"`
+	Model              string      `json:"model"`
+	Instructions       string      `json:"instructions"`
+	Tools              []string    `json:"tools"`
+	Temperature        *float64    `json:"temperature"`
+	MaxTokens          int         `json:"max_tokens"`
+	MaxSteps           int         `json:"max_steps"`
+	TokenBudget        int         `json:"token_budget"`
+	ToolTimeout        apiDuration `json:"tool_timeout"`
+	MaxToolResultBytes int         `json:"max_tool_result_bytes"`
+	ToolProgress       bool        `json:"tool_progress"`
+	KnowledgeBases     []string    `json:"knowledge_bases"`
+	// Settings are guard, pii, rate_limit, retry and logging, inline.
+	middleware.Settings
+
+	// Middleware and ToolTimeoutSeconds are the older spellings.
 	Middleware         json.RawMessage `json:"middleware"`
-	// KnowledgeBases are searched for every request (package rag) and by
-	// the kb_search tool.
-	KnowledgeBases []string `json:"knowledge_bases"`
+	ToolTimeoutSeconds int             `json:"tool_timeout_seconds"`
 }
 
-func (b agentBody) row(ws string) store.Agent {
-	return store.Agent{
-		WorkspaceID:  ws,
-		Name:         strings.TrimSpace(b.Name),
-		Model:        strings.TrimSpace(b.Model),
-		Instructions: b.Instructions,
-		Tools:        b.Tools,
-		Params: store.AgentParams{Temperature: b.Temperature, MaxTokens: b.MaxTokens, MaxSteps: b.MaxSteps, Middleware: b.Middleware,
-			TokenBudget: b.TokenBudget, ToolTimeoutSeconds: b.ToolTimeoutSeconds, MaxToolResultBytes: b.MaxToolResultBytes,
-			KnowledgeBases: b.KnowledgeBases},
+// apiDuration is a duration in JSON: a Go duration string ("90s",
+// "1m30s") or a number of seconds.
+type apiDuration time.Duration
+
+func (d *apiDuration) UnmarshalJSON(b []byte) error {
+	var sec float64
+	if err := json.Unmarshal(b, &sec); err == nil {
+		if sec < 0 {
+			return fmt.Errorf("tool_timeout: %v seconds is negative", sec)
+		}
+		*d = apiDuration(time.Duration(sec * float64(time.Second)))
+		return nil
 	}
+	var str string
+	if err := json.Unmarshal(b, &str); err != nil {
+		return fmt.Errorf("tool_timeout: want a duration such as \"60s\" or a number of seconds")
+	}
+	v, err := time.ParseDuration(str)
+	if err != nil || v < 0 {
+		return fmt.Errorf("tool_timeout: %q is not a duration such as \"60s\"", str)
+	}
+	*d = apiDuration(v)
+	return nil
+}
+
+// row is the stored agent the body defines; an error is a 400 naming the
+// field.
+func (b agentBody) row(ws string) (store.Agent, *apierr.Error) {
+	spec := platform.AgentSpec{
+		Name: strings.TrimSpace(b.Name), Model: strings.TrimSpace(b.Model), Instructions: b.Instructions, Tools: b.Tools,
+		Temperature: b.Temperature, MaxTokens: b.MaxTokens, MaxSteps: b.MaxSteps, TokenBudget: b.TokenBudget,
+		ToolTimeout: time.Duration(b.ToolTimeout), MaxToolResultBytes: b.MaxToolResultBytes, ToolProgress: b.ToolProgress,
+		KnowledgeBases: b.KnowledgeBases, Middleware: b.Settings,
+	}
+	if b.ToolTimeoutSeconds != 0 {
+		if b.ToolTimeout != 0 {
+			return store.Agent{}, apierr.BadRequest("tool_timeout_seconds", "tool_timeout_seconds is the older spelling of tool_timeout: set one of them")
+		}
+		if b.ToolTimeoutSeconds < 0 {
+			return store.Agent{}, apierr.BadRequest("tool_timeout_seconds", "tool_timeout_seconds must not be negative")
+		}
+		spec.ToolTimeout = time.Duration(b.ToolTimeoutSeconds) * time.Second
+	}
+	if len(b.Middleware) > 0 && string(b.Middleware) != "null" {
+		if b.Settings != (middleware.Settings{}) || b.ToolProgress {
+			return store.Agent{}, apierr.BadRequest("middleware", "middleware {…} is the older spelling of guard, pii, rate_limit, retry, logging and tool_progress at the top level: use one or the other")
+		}
+		var old agentMiddleware
+		if err := json.Unmarshal(b.Middleware, &old); err != nil {
+			return store.Agent{}, apierr.BadRequest("middleware", "middleware is not valid: "+err.Error())
+		}
+		spec.Middleware, spec.ToolProgress = old.Settings, old.ToolProgress
+	}
+	row, err := spec.Row(ws)
+	if err != nil {
+		return store.Agent{}, apierr.BadRequest("", err.Error())
+	}
+	return row, nil
 }
 
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
@@ -175,7 +231,11 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeBody(w, r, &b) || !b.checkMiddleware(w) {
 		return
 	}
-	row := b.row(workspace(r))
+	row, ae := b.row(workspace(r))
+	if ae != nil {
+		apierr.Write(w, ae)
+		return
+	}
 	a, err := s.p.CreateAgent(r.Context(), row)
 	if err != nil {
 		storeErrorAbout(w, err, "agent", row.Name)
@@ -200,7 +260,11 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeBody(w, r, &b) || !b.checkMiddleware(w) {
 		return
 	}
-	row := b.row(workspace(r))
+	row, ae := b.row(workspace(r))
+	if ae != nil {
+		apierr.Write(w, ae)
+		return
+	}
 	row.ID = r.PathValue("id")
 	a, err := s.p.UpdateAgent(r.Context(), row)
 	if errors.Is(err, store.ErrNotFound) {
