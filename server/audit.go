@@ -64,7 +64,7 @@ func (s *Server) listAuditLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Limit = n
 	}
-	page, err := s.p.Store().AuditLog().List(r.Context(), f)
+	page, err := s.p.AuditLog(r.Context(), f)
 	if errors.Is(err, store.ErrInvalid) {
 		apierr.Write(w, apierr.BadRequest("cursor", "cursor is malformed: pass the next value of the previous page unchanged"))
 		return
