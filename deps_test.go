@@ -250,3 +250,50 @@ func TestLayers(t *testing.T) {
 		t.Error(pr)
 	}
 }
+
+// TestSurfacesUseServices: the HTTP, MCP, OpenAI and A2A surfaces call
+// the services (platform, controlplane, kb), never the store: no non-test
+// file under server/ calls .Store() on the platform or opens a database
+// driver. server/servertest, the tests' environment, opens SQLite.
+func TestSurfacesUseServices(t *testing.T) {
+	fset := token.NewFileSet()
+	checked := 0
+	err := filepath.WalkDir("server", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || under(dir, "server/servertest") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		checked++
+		for i, line := range strings.Split(string(src), "\n") {
+			if strings.Contains(line, ".Store()") {
+				t.Errorf("%s:%d calls .Store(): call the owning service (platform, controlplane, kb) instead", filepath.ToSlash(path), i+1)
+			}
+		}
+		f, err := parser.ParseFile(fset, path, src, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			ip, _ := strconv.Unquote(imp.Path.Value)
+			for _, drv := range []string{"store/sqlite", "store/postgres"} {
+				if ip == module+"/"+drv || strings.HasPrefix(ip, module+"/"+drv+"/") {
+					t.Errorf("%s imports %s: surfaces get their services from the composition root", filepath.ToSlash(path), ip)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 10 {
+		t.Fatalf("checked only %d files under server/; is the test running at the module root?", checked)
+	}
+}

@@ -37,6 +37,10 @@ type Options struct {
 	// for leases to expire.
 	SingleProcess bool
 	Logger        *slog.Logger
+	// Audit records the workflow changes (workflow.create, .update,
+	// .restore, .delete); pass platform.Platform.RecordAudit, which fills
+	// the workspace and actor from the request. Default: record nothing.
+	Audit func(context.Context, store.AuditEvent)
 	// MaxStepsCeiling refuses (at save, Start and Rerun) a definition
 	// whose settings.max_steps is above it. Default DefaultMaxStepsCeiling;
 	// -1 means no ceiling.
@@ -90,6 +94,9 @@ func New(st store.Store, engine *workflow.Engine, opts Options) *Service {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Audit == nil {
+		opts.Audit = func(context.Context, store.AuditEvent) {}
 	}
 	opts.MaxStepsCeiling = orDefault(opts.MaxStepsCeiling, DefaultMaxStepsCeiling)
 	opts.TimeoutCeiling = orDefault(opts.TimeoutCeiling, DefaultTimeoutCeiling)

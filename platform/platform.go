@@ -202,9 +202,6 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (_
 // DefaultWorkspace is the workspace of the configuration file's agents.
 func (p *Platform) DefaultWorkspace() store.Workspace { return p.defaultWS }
 
-// Store is the platform's store.
-func (p *Platform) Store() store.Store { return p.store }
-
 // Stop ends the tool sync, disconnects the workspaces' MCP servers and flushes pending usage
 // records and audit events. Idempotent.
 func (p *Platform) Stop() {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentcraftlab/agentcraft/audit"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -65,7 +64,7 @@ func (s *Server) listAuditLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Limit = n
 	}
-	page, err := s.p.Store().AuditLog().List(r.Context(), f)
+	page, err := s.p.AuditLog(r.Context(), f)
 	if errors.Is(err, store.ErrInvalid) {
 		apierr.Write(w, apierr.BadRequest("cursor", "cursor is malformed: pass the next value of the previous page unchanged"))
 		return
@@ -76,17 +75,6 @@ func (s *Server) listAuditLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, page)
-}
-
-// auditWorkflow records a change to a workflow made by this request.
-func (s *Server) auditWorkflow(r *http.Request, action string, wf store.Workflow, details map[string]any) {
-	if wf.Name != "" || wf.Version != 0 {
-		if details == nil {
-			details = map[string]any{}
-		}
-		details["name"], details["version"] = wf.Name, wf.Version
-	}
-	s.p.RecordAudit(r.Context(), store.AuditEvent{Action: action, Target: "workflow:" + wf.ID, Details: audit.Details(details)})
 }
 
 // auditAction turns the action parameter into the store's filter: every

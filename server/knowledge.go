@@ -220,7 +220,7 @@ func (s *Server) readUploads(w http.ResponseWriter, r *http.Request) ([]store.Up
 				Message: fmt.Sprintf("file %q is larger than the %d-byte upload limit", name, limit)})
 			return nil, false
 		}
-		up, err := s.p.Store().Uploads().Put(r.Context(), store.Upload{
+		up, err := s.opts.Knowledge.PutUpload(r.Context(), store.Upload{
 			WorkspaceID: workspace(r), Name: name, ContentType: part.Header.Get("Content-Type"),
 			Size: int64(len(data)), Data: data, ExpiresAt: time.Now().Add(UploadTTL),
 		})
@@ -321,7 +321,7 @@ func (s *Server) ingestKB(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for i, id := range b.FileIDs {
-			u, err := s.p.Store().Uploads().Info(ctx, ws, id)
+			u, err := s.opts.Knowledge.UploadInfo(ctx, ws, id)
 			if err != nil {
 				if errors.Is(err, store.ErrNotFound) {
 					apierr.Write(w, apierr.BadRequest(fmt.Sprintf("file_ids[%d]", i), fmt.Sprintf("upload %q does not exist or has expired (uploads are kept for %v)", id, UploadTTL)))
@@ -333,7 +333,7 @@ func (s *Server) ingestKB(w http.ResponseWriter, r *http.Request) {
 			files = append(files, store.IngestFile{UploadID: u.ID, Name: u.Name})
 		}
 	}
-	job, err := s.p.Store().IngestJobs().Create(ctx, store.IngestJob{WorkspaceID: ws, KnowledgeBaseID: base.ID, Status: store.IngestQueued, Files: files})
+	job, err := s.opts.Knowledge.CreateJob(ctx, store.IngestJob{WorkspaceID: ws, KnowledgeBaseID: base.ID, Status: store.IngestQueued, Files: files})
 	if err != nil {
 		storeError(w, err)
 		return
@@ -398,7 +398,7 @@ func (s *Server) listIngestJobs(w http.ResponseWriter, r *http.Request) {
 		kbError(w, err)
 		return
 	}
-	jobs, err := s.p.Store().IngestJobs().List(ctx, ws, base.ID, 0)
+	jobs, err := s.opts.Knowledge.Jobs(ctx, ws, base.ID)
 	if err != nil {
 		storeError(w, err)
 		return
@@ -419,7 +419,7 @@ func (s *Server) ingestJob(w http.ResponseWriter, r *http.Request) (store.Ingest
 		kbError(w, err)
 		return store.IngestJob{}, false
 	}
-	job, err := s.p.Store().IngestJobs().Get(ctx, ws, r.PathValue("job"))
+	job, err := s.opts.Knowledge.Job(ctx, ws, r.PathValue("job"))
 	if err == nil && job.KnowledgeBaseID != base.ID {
 		err = fmt.Errorf("%w: ingest job %q belongs to another knowledge base", store.ErrNotFound, r.PathValue("job"))
 	}
@@ -495,7 +495,7 @@ func (s *Server) streamIngest(w http.ResponseWriter, r *http.Request, job store.
 			continue
 		case <-poll.C:
 		}
-		next, err := s.p.Store().IngestJobs().Get(ctx, job.WorkspaceID, job.ID)
+		next, err := s.opts.Knowledge.Job(ctx, job.WorkspaceID, job.ID)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.logger.Warn("ingest_progress_read_failed", "job_id", job.ID, "error", err)
@@ -538,7 +538,7 @@ func (a *chatAttachments) Attach(ctx context.Context, ws string, ids []string) (
 		images []llm.Part
 		docs   []store.Upload
 	)
-	uploads := a.s.p.Store().Uploads()
+	kbs := a.s.opts.Knowledge
 	missing := func(i int, id string, err error) error {
 		if errors.Is(err, store.ErrNotFound) {
 			return apierr.BadRequest("files", fmt.Sprintf("file %d (%q) does not exist or has expired: upload it again with POST /api/upload (uploads are kept for %v)", i+1, id, UploadTTL))
@@ -549,12 +549,12 @@ func (a *chatAttachments) Attach(ctx context.Context, ws string, ids []string) (
 	// its files every turn, and only the first turn (or one after the
 	// temporary base expired) needs the bytes, to ingest them.
 	for i, id := range ids {
-		u, err := uploads.Info(ctx, ws, id)
+		u, err := kbs.UploadInfo(ctx, ws, id)
 		if err != nil {
 			return ctx, nil, missing(i, id, err)
 		}
 		if isImage(u) {
-			if u, err = uploads.Get(ctx, ws, id); err != nil {
+			if u, err = kbs.Upload(ctx, ws, id); err != nil {
 				return ctx, nil, missing(i, id, err)
 			}
 			ct := u.ContentType
@@ -593,7 +593,7 @@ func (a *chatAttachments) Attach(ctx context.Context, ws string, ids []string) (
 	}
 	for _, d := range docs {
 		id := d.ID
-		if d, err = uploads.Get(ctx, ws, id); err != nil {
+		if d, err = kbs.Upload(ctx, ws, id); err != nil {
 			return ctx, nil, missing(slices.Index(ids, id), id, err)
 		}
 		if _, err := a.s.opts.Knowledge.Ingest(ctx, base, d.Name, d.Data); err != nil {

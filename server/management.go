@@ -327,7 +327,7 @@ func (s *Server) deleteCredential(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listCredentials(w http.ResponseWriter, r *http.Request) {
-	creds, err := s.p.Store().Credentials().List(r.Context(), workspace(r))
+	creds, err := s.p.Credentials(r.Context(), workspace(r))
 	if err != nil {
 		storeError(w, err)
 		return
@@ -366,7 +366,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		}
 		since = t
 	}
-	sum, err := s.p.Store().Usage().Summary(r.Context(), workspace(r), since)
+	sum, err := s.p.Usage(r.Context(), workspace(r), since)
 	if err != nil {
 		storeError(w, err)
 		return

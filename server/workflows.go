@@ -193,17 +193,8 @@ func (s *Server) readDefinition(w http.ResponseWriter, r *http.Request) (*workfl
 	return def, true
 }
 
-// definitionRow turns a validated definition into the workflow row that stores it.
-func definitionRow(ws, id string, def *workflow.Definition) (store.Workflow, error) {
-	b, err := json.Marshal(def)
-	if err != nil {
-		return store.Workflow{}, fmt.Errorf("encode definition: %w", err)
-	}
-	return store.Workflow{ID: id, WorkspaceID: ws, Name: strings.TrimSpace(def.Name), Description: def.Description, Definition: b}, nil
-}
-
 func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
-	list, err := s.p.Store().Workflows().List(r.Context(), workspace(r))
+	list, err := s.opts.Runs.Workflows(r.Context(), workspace(r))
 	if err != nil {
 		storeError(w, err)
 		return
@@ -219,17 +210,11 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	row, err := definitionRow(workspace(r), "", def)
+	wf, err := s.opts.Runs.CreateWorkflow(r.Context(), workspace(r), def)
 	if err != nil {
-		storeError(w, err)
+		storeErrorAbout(w, err, "workflow", strings.TrimSpace(def.Name))
 		return
 	}
-	wf, err := s.p.Store().Workflows().Create(r.Context(), row)
-	if err != nil {
-		storeErrorAbout(w, err, "workflow", row.Name)
-		return
-	}
-	s.auditWorkflow(r, "workflow.create", wf, nil)
 	httpapi.WriteJSON(w, http.StatusCreated, wf)
 }
 
@@ -237,11 +222,7 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 // workflow's name, as for knowledge bases.
 func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
 	ws, idOrName := workspace(r), r.PathValue("id")
-	wfs := s.p.Store().Workflows()
-	wf, err := wfs.Get(r.Context(), ws, idOrName)
-	if errors.Is(err, store.ErrNotFound) {
-		wf, err = wfs.GetByName(r.Context(), ws, idOrName)
-	}
+	wf, err := s.opts.Runs.FindWorkflow(r.Context(), ws, idOrName)
 	if err != nil {
 		storeErrorAbout(w, err, "workflow", idOrName)
 		return
@@ -252,7 +233,7 @@ func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
 func (s *Server) saveWorkflow(w http.ResponseWriter, r *http.Request) {
 	ws, id := workspace(r), r.PathValue("id")
 	// Answer 404 for an unknown workflow before judging the body.
-	if _, err := s.p.Store().Workflows().Get(r.Context(), ws, id); err != nil {
+	if _, err := s.opts.Runs.Workflow(r.Context(), ws, id); err != nil {
 		storeError(w, err)
 		return
 	}
@@ -260,41 +241,28 @@ func (s *Server) saveWorkflow(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.saveDefinition(w, r, ws, id, def, "workflow.update", nil)
-}
-
-// saveDefinition saves def as the newest version of workflow id and
-// records action in the audit log.
-func (s *Server) saveDefinition(w http.ResponseWriter, r *http.Request, ws, id string, def *workflow.Definition, action string, details map[string]any) {
-	row, err := definitionRow(ws, id, def)
-	if err != nil {
-		storeError(w, err)
-		return
-	}
-	wf, err := s.p.Store().Workflows().Save(r.Context(), row)
+	wf, err := s.opts.Runs.SaveWorkflow(r.Context(), ws, id, def)
 	if errors.Is(err, store.ErrConflict) {
-		storeErrorAbout(w, err, "workflow", row.Name)
+		storeErrorAbout(w, err, "workflow", strings.TrimSpace(def.Name))
 		return
 	}
 	if err != nil {
 		storeError(w, err)
 		return
 	}
-	s.auditWorkflow(r, action, wf, details)
 	httpapi.WriteJSON(w, http.StatusOK, wf)
 }
 
 func (s *Server) deleteWorkflow(w http.ResponseWriter, r *http.Request) {
-	if err := s.p.Store().Workflows().Delete(r.Context(), workspace(r), r.PathValue("id")); err != nil {
+	if err := s.opts.Runs.DeleteWorkflow(r.Context(), workspace(r), r.PathValue("id")); err != nil {
 		storeError(w, err)
 		return
 	}
-	s.auditWorkflow(r, "workflow.delete", store.Workflow{ID: r.PathValue("id")}, nil)
 	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) listWorkflowVersions(w http.ResponseWriter, r *http.Request) {
-	vs, err := s.p.Store().Workflows().Versions(r.Context(), workspace(r), r.PathValue("id"))
+	vs, err := s.opts.Runs.WorkflowVersions(r.Context(), workspace(r), r.PathValue("id"))
 	if err != nil {
 		storeError(w, err)
 		return
@@ -320,7 +288,7 @@ func (s *Server) getWorkflowVersion(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	wv, err := s.p.Store().Workflows().Version(r.Context(), workspace(r), r.PathValue("id"), v)
+	wv, err := s.opts.Runs.WorkflowVersion(r.Context(), workspace(r), r.PathValue("id"), v)
 	if err != nil {
 		storeError(w, err)
 		return
@@ -329,29 +297,22 @@ func (s *Server) getWorkflowVersion(w http.ResponseWriter, r *http.Request) {
 }
 
 // restoreWorkflowVersion saves an old definition as a new version; the old
-// versions stay as they are. The definition is validated again: node kinds
-// may have changed since it was saved.
+// versions stay as they are (controlplane.Service.RestoreWorkflow).
 func (s *Server) restoreWorkflowVersion(w http.ResponseWriter, r *http.Request) {
 	v, ok := version(w, r)
 	if !ok {
 		return
 	}
-	ws, id := workspace(r), r.PathValue("id")
-	wv, err := s.p.Store().Workflows().Version(r.Context(), ws, id, v)
-	if err != nil {
-		storeError(w, err)
+	wf, err := s.opts.Runs.RestoreWorkflow(r.Context(), workspace(r), r.PathValue("id"), v)
+	if errors.Is(err, store.ErrConflict) {
+		storeErrorAbout(w, err, "workflow", wf.Name)
 		return
 	}
-	def, err := workflow.Parse(wv.Definition)
 	if err != nil {
 		workflowError(w, err)
 		return
 	}
-	if _, err := s.opts.Runs.Engine().Prepare(def); err != nil {
-		workflowError(w, err)
-		return
-	}
-	s.saveDefinition(w, r, ws, id, def, "workflow.restore", map[string]any{"restored_version": v})
+	httpapi.WriteJSON(w, http.StatusOK, wf)
 }
 
 // startRunBody is the body of POST /api/workflows/{id}/runs.
@@ -372,8 +333,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, ws, id := r.Context(), workspace(r), r.PathValue("id")
-	wfs := s.p.Store().Workflows()
-	wf, err := wfs.Get(ctx, ws, id)
+	wf, err := s.opts.Runs.Workflow(ctx, ws, id)
 	if err != nil {
 		storeError(w, err)
 		return
@@ -381,7 +341,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	req := controlplane.StartRequest{WorkspaceID: ws, WorkflowID: wf.ID, WorkflowVersion: wf.Version, Definition: wf.Definition,
 		Input: controlplane.RunInput{Input: b.Input, Vars: b.Vars}}
 	if b.Version != 0 && b.Version != wf.Version {
-		wv, err := wfs.Version(ctx, ws, id, b.Version)
+		wv, err := s.opts.Runs.WorkflowVersion(ctx, ws, id, b.Version)
 		if err != nil {
 			storeError(w, err)
 			return
@@ -405,41 +365,18 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusAccepted, run)
 }
 
-// blockRun records a run that the input hook's block_pattern refused,
-// with the events the engine would have streamed for it, and answers 422.
-// Deciding here rather than in the executor lets the caller learn of the
-// block synchronously, whatever the latency of the job queue.
+// blockRun records a run that the input hook's block_pattern refused
+// (controlplane.Service.Block) and answers 422.
 func (s *Server) blockRun(w http.ResponseWriter, r *http.Request, req controlplane.StartRequest, plan *workflow.Plan, reason string) {
 	ctx := context.WithoutCancel(r.Context()) // record the refusal even if the client left
-	in, err := json.Marshal(req.Input)
-	if err != nil {
+	if _, err := json.Marshal(req.Input); err != nil {
 		apierr.Write(w, apierr.BadRequest("input", "input cannot be encoded: "+err.Error()))
 		return
 	}
-	runs := s.p.Store().Runs()
-	run, err := runs.Create(ctx, store.Run{WorkspaceID: req.WorkspaceID, WorkflowID: req.WorkflowID, WorkflowVersion: req.WorkflowVersion,
-		Definition: req.Definition, Status: store.RunBlocked, Input: in, Error: reason})
+	run, evs, err := s.opts.Runs.Block(ctx, req, plan, reason)
 	if err != nil {
 		storeError(w, err)
 		return
-	}
-	now := time.Now()
-	evs := []workflow.Event{
-		{Seq: 1, Type: workflow.EventRunStarted, RunID: run.ID, Time: now, Data: map[string]any{"strategy": string(plan.Strategy)}},
-		{Seq: 2, Type: workflow.EventRunBlocked, RunID: run.ID, Time: now, Error: reason},
-		{Seq: 3, Type: workflow.EventRunFinished, RunID: run.ID, Time: now, Status: workflow.StatusBlocked, Error: reason},
-	}
-	stored := make([]store.RunEvent, 0, len(evs))
-	for _, ev := range evs {
-		data, err := json.Marshal(ev)
-		if err != nil {
-			storeError(w, err)
-			return
-		}
-		stored = append(stored, store.RunEvent{RunID: run.ID, Seq: ev.Seq, Type: string(ev.Type), Data: data, CreatedAt: now})
-	}
-	if err := runs.AppendEvents(ctx, req.WorkspaceID, stored); err != nil {
-		s.logger.Warn("run_events_not_saved", "run_id", run.ID, "workspace_id", req.WorkspaceID, "error", err)
 	}
 	httpapi.WriteJSON(w, http.StatusUnprocessableEntity, problemBody{Error: detail("run_blocked", "run_blocked", reason), Run: &run, Event: &evs[1]})
 }
@@ -459,7 +396,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Limit = n
 	}
-	runs, err := s.p.Store().Runs().List(r.Context(), workspace(r), f)
+	runs, err := s.opts.Runs.Runs(r.Context(), workspace(r), f)
 	if err != nil {
 		storeError(w, err)
 		return
@@ -494,7 +431,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	run, err := s.p.Store().Runs().Get(ctx, ws, id)
+	run, err := s.opts.Runs.Run(ctx, ws, id)
 	if err != nil {
 		storeError(w, err)
 		return
@@ -541,7 +478,7 @@ func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) checkpointPage(ctx context.Context, ws, runID string, cursor int64, limit int) ([]checkpoint, string, error) {
-	cps, next, err := s.p.Store().Runs().CheckpointPage(ctx, ws, runID, cursor, limit)
+	cps, next, err := s.opts.Runs.CheckpointPage(ctx, ws, runID, cursor, limit)
 	if err != nil {
 		return nil, "", err
 	}
@@ -641,7 +578,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		after = n
 	}
 	// Unknown runs get a JSON 404, before the response becomes a stream.
-	if _, err := s.p.Store().Runs().Get(ctx, ws, id); err != nil {
+	if _, err := s.opts.Runs.Run(ctx, ws, id); err != nil {
 		storeError(w, err)
 		return
 	}

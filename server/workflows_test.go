@@ -37,7 +37,7 @@ func newWorkflowEnv(t *testing.T, turns ...llmtest.Turn) workflowEnv {
 	t.Helper()
 	env := servertest.New(t, nil)
 	res := workflowtest.NewResolver(t, turns...)
-	svc := controlplane.New(env.Store, workflowtest.Engine(t, workflow.Services{Agents: res}), controlplane.Options{})
+	svc := controlplane.New(env.Store, workflowtest.Engine(t, workflow.Services{Agents: res}), controlplane.Options{Audit: env.Platform.RecordAudit})
 	srv, err := server.New(env.Platform, &server.Options{Runs: svc})
 	if err != nil {
 		t.Fatal(err)

@@ -75,7 +75,7 @@ func NewAuthenticator(p *platform.Platform, opts *AuthOptions) *Authenticator {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Authenticator{p: p, mode: o.Mode, logger: o.Logger, keys: newKeyCache(p.Store().APIKeys(), o.KeyTTL, o.Logger)}
+	return &Authenticator{p: p, mode: o.Mode, logger: o.Logger, keys: newKeyCache(p.APIKeys(), o.KeyTTL, o.Logger)}
 }
 
 // Authenticate is middleware: it answers 401 (or 503 when the store

@@ -58,6 +58,9 @@ type Options struct {
 	// derive it with DeriveTokenKey from the master key. Required with
 	// AuthOAuth.
 	TokenKey ed25519.PrivateKey
+	// OAuthClients are the clients tokens are issued to (`agentcraft mcp
+	// clients`). Required with AuthOAuth.
+	OAuthClients store.OAuthClients
 	// JWKSURL, when set, also accepts tokens of an outside authorization
 	// server whose keys it serves; Issuer (required with it) must match
 	// their iss and Audience their aud (default: this server's /mcp URL).
@@ -127,8 +130,11 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 		if len(o.TokenKey) != ed25519.PrivateKeySize {
 			return nil, errors.New("mcpserver: Options.TokenKey is not set: derive it from the master key with mcpserver.DeriveTokenKey")
 		}
+		if o.OAuthClients == nil {
+			return nil, errors.New("mcpserver: Options.OAuthClients is not set: pass the store's OAuth clients (store.Store.OAuthClients)")
+		}
 		var err error
-		if m.issuer, err = newIssuer(o.TokenKey, p.Store()); err != nil {
+		if m.issuer, err = newIssuer(o.TokenKey, o.OAuthClients); err != nil {
 			return nil, err
 		}
 		if o.JWKSURL != "" {
@@ -407,7 +413,7 @@ func (m *Server) verify(r *http.Request, token string) (store.Workspace, scopeSe
 		case cl.WorkspaceID != c.Workspace:
 			return store.Workspace{}, scopeSet{}, "", errors.New("the token's workspace is not its client's")
 		}
-		ws, err := m.p.Store().Workspaces().Get(ctx, c.Workspace)
+		ws, err := m.p.Workspace(ctx, c.Workspace)
 		if err != nil {
 			return store.Workspace{}, scopeSet{}, "", unavailableError{err}
 		}
@@ -416,7 +422,7 @@ func (m *Server) verify(r *http.Request, token string) (store.Workspace, scopeSe
 	if c.Workspace == "" {
 		return m.p.DefaultWorkspace(), sc, c.Subject, nil
 	}
-	ws, err := m.p.Store().Workspaces().GetByName(ctx, c.Workspace)
+	ws, err := m.p.WorkspaceByName(ctx, c.Workspace)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Workspace{}, scopeSet{}, "", fmt.Errorf("the token's workspace %q does not exist", c.Workspace)
 	}

@@ -53,7 +53,7 @@ func newMCPEnv(t *testing.T, mo mcpserver.Options, wfTurns ...llmtest.Turn) mcpE
 		}
 		mo.TokenKey = key
 	}
-	mo.Runs, mo.Knowledge = runs, env.Knowledge
+	mo.Runs, mo.Knowledge, mo.OAuthClients = runs, env.Knowledge, env.Store.OAuthClients()
 	m, err := mcpserver.New(env.Platform, &mo)
 	if err != nil {
 		t.Fatal(err)
@@ -545,4 +545,21 @@ func TestMCPStdio(t *testing.T) {
 	s.Close()
 	cancel()
 	<-done
+}
+
+// TestOAuthNeedsClients: the OAuth issuer gets its clients from the
+// composition root, and says so when it is given none.
+func TestOAuthNeedsClients(t *testing.T) {
+	env := servertest.New(t, nil)
+	key, err := mcpserver.DeriveTokenKey([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = mcpserver.New(env.Platform, &mcpserver.Options{TokenKey: key})
+	if err == nil || !strings.Contains(err.Error(), "OAuthClients") {
+		t.Fatalf("New without OAuthClients = %v, want an error naming Options.OAuthClients", err)
+	}
+	if _, err := mcpserver.New(env.Platform, &mcpserver.Options{TokenKey: key, OAuthClients: env.Store.OAuthClients()}); err != nil {
+		t.Fatalf("New with OAuthClients = %v", err)
+	}
 }

@@ -167,10 +167,10 @@ func (c tokenClaims) scopes() []string {
 
 // issuer signs tokens and answers the token endpoint.
 type issuer struct {
-	key    ed25519.PrivateKey
-	jwk    jose.JSONWebKey // public
-	signer jose.Signer
-	st     store.Store
+	key        ed25519.PrivateKey
+	jwk        jose.JSONWebKey // public
+	signer     jose.Signer
+	clientRows store.OAuthClients
 
 	mu      sync.Mutex // guards clients
 	clients map[string]clientEntry
@@ -181,7 +181,7 @@ type clientEntry struct {
 	fetched time.Time
 }
 
-func newIssuer(key ed25519.PrivateKey, st store.Store) (*issuer, error) {
+func newIssuer(key ed25519.PrivateKey, clients store.OAuthClients) (*issuer, error) {
 	pub := jose.JSONWebKey{Key: key.Public(), Algorithm: string(jose.EdDSA), Use: "sig"}
 	tp, err := pub.Thumbprint(crypto.SHA256)
 	if err != nil {
@@ -193,7 +193,7 @@ func newIssuer(key ed25519.PrivateKey, st store.Store) (*issuer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpserver: token signer: %w", err)
 	}
-	return &issuer{key: key, jwk: pub, signer: signer, st: st, clients: map[string]clientEntry{}}, nil
+	return &issuer{key: key, jwk: pub, signer: signer, clientRows: clients, clients: map[string]clientEntry{}}, nil
 }
 
 // issue signs a token for client with scopes, for the resource at aud.
@@ -225,7 +225,7 @@ func (is *issuer) client(ctx context.Context, id string) (store.OAuthClient, err
 	if ok && time.Since(e.fetched) <= clientTTL {
 		return e.client, nil
 	}
-	c, err := is.st.OAuthClients().Get(ctx, id)
+	c, err := is.clientRows.Get(ctx, id)
 	if err != nil {
 		return c, err
 	}
@@ -325,7 +325,7 @@ func (m *Server) grant(r *http.Request) (map[string]any, *tokenError) {
 		return nil, &tokenError{status: http.StatusUnauthorized, code: "invalid_client",
 			desc: "no client credentials: send HTTP Basic auth (client_secret_basic) or client_id and client_secret in the body (client_secret_post)"}
 	}
-	c, err := m.issuer.st.OAuthClients().Get(r.Context(), id)
+	c, err := m.issuer.clientRows.Get(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, invalidClient
 	}

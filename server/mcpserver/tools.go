@@ -122,7 +122,7 @@ func (t *mcpTools) defs(ctx context.Context, caller run.Principal, scopes scopeS
 	if t.runs == nil {
 		return defs, nil
 	}
-	wfs, err := t.p.Store().Workflows().List(ctx, workspaceID)
+	wfs, err := t.runs.Workflows(ctx, workspaceID)
 	if err != nil {
 		return nil, fmt.Errorf("list workflows: %w", err)
 	}
@@ -173,7 +173,7 @@ func (t *mcpTools) docsearch(ctx context.Context, workspaceID string, in docsear
 	if in.KnowledgeBase != "" {
 		kbs = []string{in.KnowledgeBase}
 	} else {
-		list, err := t.p.Store().KnowledgeBases().List(ctx, workspaceID)
+		list, err := t.knowledge.List(ctx, workspaceID)
 		if err != nil {
 			return nil, nil, fmt.Errorf("list knowledge bases: %w", err)
 		}
@@ -239,7 +239,7 @@ func (t *mcpTools) callAgent(ctx context.Context, caller run.Principal, name str
 // answers a chat completion (openaiapi). A run that parks for a person
 // answers with its id; it goes on through the run API.
 func (t *mcpTools) runWorkflow(ctx context.Context, workspaceID, name string, in workflowInput) (*mcp.CallToolResult, any, error) {
-	wf, err := t.p.Store().Workflows().GetByName(ctx, workspaceID, name)
+	wf, err := t.runs.WorkflowByName(ctx, workspaceID, name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("workflow %s: %w", name, err)
 	}
@@ -271,7 +271,7 @@ func (t *mcpTools) runWorkflow(ctx context.Context, workspaceID, name string, in
 	}
 	if !done {
 		// The stream ended without run_finished: the row has the outcome.
-		row, err := t.p.Store().Runs().Get(ctx, workspaceID, run.ID)
+		row, err := t.runs.Run(ctx, workspaceID, run.ID)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read run %s: %w", run.ID, err)
 		}

@@ -41,7 +41,7 @@ const streamChunkBytes = 256
 // workflowModels lists the workspace's workflows as models, leaving out an
 // id an agent already answers to.
 func (h *Handler) workflowModels(ctx context.Context, workspaceID string, agents []store.Agent) ([]modelInfo, error) {
-	wfs, err := h.p.Store().Workflows().List(ctx, workspaceID)
+	wfs, err := h.runs.Workflows(ctx, workspaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (h *Handler) workflowName(model string, err error) (string, bool) {
 
 // getWorkflow reads the workflow or answers model_not_found.
 func (h *Handler) getWorkflow(ctx context.Context, workspaceID, name string) (store.Workflow, error) {
-	wf, err := h.p.Store().Workflows().GetByName(ctx, workspaceID, name)
+	wf, err := h.runs.WorkflowByName(ctx, workspaceID, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return wf, apierr.NotFound("model_not_found", fmt.Sprintf("unknown workflow %q: the model must name an agent or a %s<name> listed by GET /v1/models", name, WorkflowModelPrefix))
 	}
@@ -244,7 +244,7 @@ func (f *follower) follow(ctx context.Context, each func(workflow.Event) error) 
 	}
 	// The stream ended without run_finished (its events were not all
 	// saved): the row has the outcome.
-	row, err := f.c.h.p.Store().Runs().Get(ctx, f.run.WorkspaceID, f.run.ID)
+	row, err := f.c.h.runs.Run(ctx, f.run.WorkspaceID, f.run.ID)
 	if err != nil {
 		return runEnd{}, fmt.Errorf("openaiapi: read run %s: %w", f.run.ID, err)
 	}

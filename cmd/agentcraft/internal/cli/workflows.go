@@ -65,6 +65,7 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 	w.runs = controlplane.New(st, eng, controlplane.Options{
 		SingleProcess:   single,
 		Logger:          logger,
+		Audit:           stk.p.RecordAudit,
 		MaxStepsCeiling: cfg.Workflows.MaxStepsCeiling,
 		TimeoutCeiling:  cfg.Workflows.TimeoutCeiling,
 		StorageQuota:    cfg.Workflows.StorageQuotaMiB << 20, // -1 stays negative: none
