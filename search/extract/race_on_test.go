@@ -1,0 +1,6 @@
+//go:build race
+
+package extract
+
+// raceEnabled: the race detector slows the child (and parsing) several times.
+const raceEnabled = true
