@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"context"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
@@ -24,17 +23,6 @@ const (
 // ErrUnknownProvider reports a model reference to a provider that does
 // not exist.
 var ErrUnknownProvider = provider.ErrUnknown
-
-// Meter accumulates the time a request spent waiting on providers.
-type Meter = provider.Meter
-
-// WithMeter returns ctx carrying a fresh Meter.
-func WithMeter(ctx context.Context) (context.Context, *Meter) { return provider.WithMeter(ctx) }
-
-// ContextWithMeter returns ctx carrying m.
-func ContextWithMeter(ctx context.Context, m *Meter) context.Context {
-	return provider.ContextWithMeter(ctx, m)
-}
 
 // AgentSpec is an agent as agentcraft.yaml defines it: the file's agents
 // are held in memory by the process that reads the file (Options.Agents).
