@@ -126,25 +126,16 @@ func rebuildError(kind, msg string) error {
 	case kindScript:
 		return &ScriptError{Message: msg}
 	case kindTimeout:
-		return &childError{msg: msg, err: ErrTimeout}
+		return sandbox.Carried(msg, ErrTimeout)
 	case kindMemory:
-		return &childError{msg: msg, err: ErrMemory}
+		return sandbox.Carried(msg, ErrMemory)
 	case kindTooLarge:
-		return &childError{msg: msg, err: ErrTooLarge}
+		return sandbox.Carried(msg, ErrTooLarge)
 	case kindCanceled:
 		// The child's own deadline, which is the script's time limit
 		// plus startGrace: a time-out as far as the caller is concerned.
-		return &childError{msg: msg, err: ErrTimeout}
+		return sandbox.Carried(msg, ErrTimeout)
 	}
 	return errors.New(msg)
 }
 
-// childError is an error that crossed the process boundary: the child's
-// text, with the sentinel it wrapped.
-type childError struct {
-	msg string
-	err error
-}
-
-func (e *childError) Error() string { return e.msg }
-func (e *childError) Unwrap() error { return e.err }

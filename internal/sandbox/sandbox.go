@@ -396,3 +396,16 @@ func (w *headWriter) String() string { return w.buf.String() }
 func (w *headWriter) Reset()         { w.buf.Reset() }
 
 var _ io.Writer = (*capWriter)(nil)
+
+// Carried is an error that crossed the process boundary: the child's text,
+// wrapping the sentinel the child's error wrapped, so that errors.Is
+// matches in the parent as it did in the child.
+func Carried(msg string, sentinel error) error { return &carried{msg: msg, err: sentinel} }
+
+type carried struct {
+	msg string
+	err error
+}
+
+func (e *carried) Error() string { return e.msg }
+func (e *carried) Unwrap() error { return e.err }

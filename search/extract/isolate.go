@@ -131,23 +131,14 @@ func errorKind(err error) string {
 func rebuildError(kind, msg string) error {
 	switch kind {
 	case kindUnsupported:
-		return &childError{msg: msg, err: ErrUnsupported}
+		return sandbox.Carried(msg, ErrUnsupported)
 	case kindZipBomb:
-		return &childError{msg: msg, err: ErrZipBomb}
+		return sandbox.Carried(msg, ErrZipBomb)
 	case kindTooLarge:
-		return &childError{msg: msg, err: ErrTooLarge}
+		return sandbox.Carried(msg, ErrTooLarge)
 	case kindTimeout:
-		return &childError{msg: msg + " (Limits.Timeout)", err: ErrTimeout}
+		return sandbox.Carried(msg + " (Limits.Timeout)", ErrTimeout)
 	}
 	return errors.New(msg)
 }
 
-// childError is an error that crossed the process boundary: the child's
-// text, with the sentinel it wrapped.
-type childError struct {
-	msg string
-	err error
-}
-
-func (e *childError) Error() string { return e.msg }
-func (e *childError) Unwrap() error { return e.err }
