@@ -1,8 +1,8 @@
 // Package kb manages knowledge bases: named collections of a workspace's
 // documents that agents and users search. A base is a catalogue row in the
 // store (store.KnowledgeBases) and a search index in a search engine
-// (search/sqlite next to a SQLite store, search/postgres on a PostgreSQL
-// one; see OpenEngine). The Service keeps the two consistent:
+// (search/sqlite or search/postgres, in the store's database: the
+// composition root hands both the same database.DB). The Service keeps the two consistent:
 //
 //	svc, err := kb.New(kb.Options{Store: st, Engine: eng})
 //	base, err := svc.Create(ctx, ws.ID, "handbook", "HR policies")
@@ -102,7 +102,7 @@ func New(opts Options) (*Service, error) {
 		return nil, errors.New("kb: Options.Store is nil: pass the opened store")
 	}
 	if opts.Engine == nil {
-		return nil, errors.New("kb: Options.Engine is nil: pass a search engine (see OpenEngine)")
+		return nil, errors.New("kb: Options.Engine is nil: pass a search engine (search/sqlite or search/postgres on the store's database)")
 	}
 	if opts.TempTTL < 0 {
 		return nil, fmt.Errorf("kb: Options.TempTTL is %v: use a positive duration or 0 for %v", opts.TempTTL, DefaultTempTTL)

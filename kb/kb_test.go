@@ -697,28 +697,6 @@ func TestParseMode(t *testing.T) {
 	}
 }
 
-func TestOpenEngine(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	eng, closer, err := OpenEngine(ctx, "sqlite://"+filepath.Join(dir, "agentcraft.db"), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Index(ctx, search.Document{ID: "1", Index: "x", Text: "hello"}); err != nil {
-		t.Fatal(err)
-	}
-	closer.Close()
-	if _, err := filepath.Glob(filepath.Join(dir, SearchFile)); err != nil {
-		t.Fatal(err)
-	}
-	if m, _ := filepath.Glob(filepath.Join(dir, SearchFile)); len(m) != 1 {
-		t.Errorf("no %s beside the store", SearchFile)
-	}
-	if _, _, err := OpenEngine(ctx, "mysql://x", nil, nil); err == nil {
-		t.Error("mysql: want an error")
-	}
-}
-
 // TestConcurrentIngest ingests files into one base from several goroutines:
 // the per-source records and counts must not lose an update.
 func TestConcurrentIngest(t *testing.T) {

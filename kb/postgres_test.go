@@ -12,14 +12,16 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/search"
+	pgsearch "github.com/agentcraftlab/agentcraft/search/postgres"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/postgres"
 )
 
-// TestPostgres runs the service on a PostgreSQL store with the engine
-// OpenEngine picks for its URL, both in a schema of their own (named by
-// search_path in the URL, as an operator would).
+// TestPostgres runs the service on a PostgreSQL store and search engine
+// sharing one database handle, as serve wires them, in a schema of their
+// own (named by search_path in the URL, as an operator would).
 func TestPostgres(t *testing.T) {
 	dsn := os.Getenv("AGENTCRAFT_TEST_POSTGRES_DSN")
 	if dsn == "" {
@@ -48,19 +50,25 @@ func TestPostgres(t *testing.T) {
 	}
 	url := dsn + sep + "search_path=" + schema
 
-	st, err := postgres.Open(ctx, url, &postgres.Options{Schema: schema, MaxConns: 4})
+	db, err := database.OpenPostgres(ctx, url, &database.Options{MaxConns: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer db.Close()
+	st, err := postgres.New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eng, closer, err := OpenEngine(ctx, url, nil, nil)
+	if err := pgsearch.Migrate(ctx, db, nil); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := pgsearch.New(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closer.Close()
 	svc, err := New(Options{Store: st, Engine: eng})
 	if err != nil {
 		t.Fatal(err)
@@ -93,9 +101,7 @@ func TestPostgres(t *testing.T) {
 	if err := svc.Delete(ctx, ws.ID, "docs"); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := eng.(interface {
-		Len(context.Context, string) (int, error)
-	}).Len(ctx, base.IndexName); err != nil || n != 0 {
+	if n, err := eng.Len(ctx, base.IndexName); err != nil || n != 0 {
 		t.Errorf("index after Delete: %d documents, %v", n, err)
 	}
 	if _, err := svc.Resolve(ctx, ws.ID, "docs"); !errors.Is(err, store.ErrNotFound) {

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentcraftlab/agentcraft/internal/database"
 )
 
 // latencyQueue starts a queue with default settings whose handler reports
@@ -17,7 +18,7 @@ func latencyQueue(tb testing.TB, cfg Config) (*Queue, <-chan time.Time) {
 	tb.Helper()
 	cfg.testOnly = true
 	started := make(chan time.Time, 1)
-	q, err := Open(context.Background(), cfg, func(ctx context.Context, args RunArgs) error {
+	q, err := New(cfg, func(ctx context.Context, args RunArgs) error {
 		started <- time.Now()
 		return nil
 	})
@@ -80,7 +81,7 @@ func TestEnqueueToStartLatency(t *testing.T) {
 		// On PostgreSQL a p90 near a second means insert notifications are
 		// dropped (FetchCooldown too long) and runs wait for the fallback
 		// poll, as they did with River's default cooldown.
-		if strings.HasPrefix(cfg.DatabaseURL, "postgres") && p90 > 700*time.Millisecond {
+		if cfg.DB.Kind() == database.Postgres && p90 > 700*time.Millisecond {
 			t.Errorf("p90 enqueue-to-start latency %v; want under 700ms", p90)
 		}
 	})
@@ -90,7 +91,7 @@ func TestEnqueueToStartLatency(t *testing.T) {
 // SQLite queue with default settings (20ms poll), one run at a time, and
 // reports the median and p90 as p50-ms and p90-ms.
 func BenchmarkEnqueueToStart(b *testing.B) {
-	cfg := Config{DatabaseURL: "sqlite://" + filepath.Join(b.TempDir(), "agentcraft.db")}
+	cfg := Config{DB: testDB(b, filepath.Join(b.TempDir(), "agentcraft.db"))}
 	q, started := latencyQueue(b, cfg)
 	b.ReportAllocs()
 	var lat []time.Duration

@@ -9,8 +9,9 @@
 // from its last checkpoint, so a Handler must be safe to call again for the
 // same run.
 //
-//	q, err := queue.Open(ctx, queue.Config{DatabaseURL: "sqlite://./data/agentcraft.db"}, runWorkflow)
-//	if err != nil { ... }
+//	db, err := database.OpenSQLite(ctx, "data/agentcraft.db", nil) // shared with the store
+//	err = queue.Migrate(ctx, db, "")
+//	q, err := queue.New(queue.Config{DB: db}, runWorkflow)
 //	defer q.Close()
 //	if err := q.Start(ctx); err != nil { ... }
 //	err = q.EnqueueRun(ctx, queue.RunArgs{WorkspaceID: ws, RunID: id})
@@ -19,12 +20,14 @@
 //	defer cancel()
 //	err = q.Stop(stopCtx) // waits for running jobs, then cancels them
 //
-// Open migrates River's own tables (river_job, river_leader, river_queue,
-// river_client, river_migration …) into the database; they sit beside the
+// Migrate creates River's own tables (river_job, river_leader, river_queue,
+// river_client, river_migration …) in the database; they sit beside the
 // app's tables, which goose tracks in goose_db_version, and share no names
-// with them. River uses its own connections: on SQLite one connection to
-// the same file (River's concurrent internals would otherwise fail each
-// other with SQLITE_BUSY), on PostgreSQL its own pgx pool.
+// with them. River works on the database.DB the store and the search
+// engine use: on SQLite its one-connection writer (River's concurrent
+// internals queue there behind the store's writes instead of failing each
+// other with SQLITE_BUSY), on PostgreSQL the shared pool, of which it keeps
+// one connection for LISTEN.
 //
 // SQLite has no LISTEN/NOTIFY, so workers poll for new jobs every
 // PollInterval (20ms by default): that interval is the added latency between
@@ -47,6 +50,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/agentcraftlab/agentcraft/internal/database"
 )
 
 // RunArgs is the job that executes one workflow run.
@@ -94,15 +99,12 @@ type Handler func(ctx context.Context, args RunArgs) error
 // Config configures Open. Zero fields take their defaults; Open does not
 // modify the caller's Config.
 type Config struct {
-	// DatabaseURL is sqlite://PATH or postgres://… (postgresql:// too), the
-	// syntax of the app's database.url. Required. On SQLite, PATH is the
-	// store's file, which River shares; an in-memory database
-	// (sqlite://:memory: or sqlite://file::memory:) is not supported,
-	// because River needs its own connection to it.
-	DatabaseURL string
+	// DB is the database River works on, shared with the store (see
+	// package database). Required; Migrate must have run on it.
+	DB *database.DB
 	// Schema is the PostgreSQL schema holding River's tables, created by
-	// the caller (tests use one per test). Default: the connection's
-	// search_path. Must be empty on SQLite.
+	// the caller. Default: DB's schema, else the connection's search_path.
+	// Must be empty on SQLite.
 	Schema string
 	// Workers caps the runs this process executes at once. Default 10.
 	Workers int
@@ -150,7 +152,6 @@ type Queue struct {
 	client     riverClient
 	insertOnly bool
 	logger     *slog.Logger
-	closeDB    func()
 
 	mu      sync.Mutex // guards started
 	started bool
@@ -178,80 +179,88 @@ const (
 	cancelGrace = 10 * time.Second
 )
 
-// Open opens River's own database handle (SQLite) or pool (PostgreSQL),
-// migrates River's schema and builds the client. h executes runs; it may be
-// nil only when cfg.InsertOnly is set. Call Start to begin working jobs
-// and Close to release the database.
-func Open(ctx context.Context, cfg Config, h Handler) (*Queue, error) {
-	kind, path, err := parseURL(cfg.DatabaseURL)
-	if err != nil {
-		return nil, err
+// Migrate brings River's tables in db up to date, in schema on
+// PostgreSQL ("" for db's schema, else the search_path), and returns the
+// number of River migrations it applied. It is idempotent; run it before
+// New. On PostgreSQL concurrent callers (serve and workers
+// starting at once) wait for each other.
+func Migrate(ctx context.Context, db *database.DB, schema string) (applied int, err error) {
+	if db == nil {
+		return 0, errors.New("queue: migrate: db is nil; open the database with database.Open")
 	}
-	if err := cfg.validate(kind, h); err != nil {
+	cfg := &rivermigrate.Config{Logger: db.Logger(), Schema: schemaFor(db, schema)}
+	switch db.Kind() {
+	case database.SQLite:
+		if schema != "" {
+			return 0, errors.New("queue: migrate: schema is set but the database is SQLite; leave it empty")
+		}
+		return migrate(ctx, riversqlite.New(db.Writer()), cfg)
+	case database.Postgres:
+		err = withMigrateLock(ctx, db.Pool(), func() error {
+			applied, err = migrate(ctx, riverpgxv5.New(db.Pool()), cfg)
+			return err
+		})
+		return applied, err
+	}
+	return 0, errors.New("queue: migrate: db names no database")
+}
+
+// schemaFor is River's schema on db: schema when set, else db's.
+func schemaFor(db *database.DB, schema string) string {
+	if schema == "" {
+		return db.Schema()
+	}
+	return schema
+}
+
+// New builds the queue on cfg.DB, whose River tables Migrate has brought
+// up to date. h executes runs; it may be nil only when cfg.InsertOnly is
+// set. Call Start to begin working jobs and Close to stop them; the caller
+// keeps owning the DB and closes it after the queue.
+func New(cfg Config, h Handler) (*Queue, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("queue: new: Config.DB is nil; pass the database the store uses (database.Open)")
+	}
+	if err := cfg.validate(h); err != nil {
 		return nil, err
 	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	rc, err := cfg.riverConfig(kind, h, logger)
+	cfg.Schema = schemaFor(cfg.DB, cfg.Schema)
+	rc, err := cfg.riverConfig(cfg.DB.Kind(), h, logger)
 	if err != nil {
 		return nil, err
 	}
-	mcfg := &rivermigrate.Config{Logger: logger, Schema: cfg.Schema}
-
 	q := &Queue{insertOnly: cfg.InsertOnly, logger: logger}
-	switch kind {
-	case backendSQLite:
-		db, err := openSQLite(ctx, path)
-		if err != nil {
-			return nil, err
-		}
-		driver := riversqlite.New(db)
-		if err := migrate(ctx, driver, mcfg); err != nil {
-			db.Close()
-			return nil, err
-		}
-		client, err := river.NewClient[*sql.Tx](driver, rc)
-		if err != nil {
-			db.Close()
-			return nil, fmt.Errorf("queue: new client: %w", err)
-		}
-		q.client, q.closeDB = client, func() { db.Close() }
-	case backendPostgres:
-		pool, err := openPostgres(ctx, cfg.DatabaseURL)
-		if err != nil {
-			return nil, err
-		}
-		driver := riverpgxv5.New(pool)
-		err = withMigrateLock(ctx, pool, func() error { return migrate(ctx, driver, mcfg) })
-		if err != nil {
-			pool.Close()
-			return nil, err
-		}
-		client, err := river.NewClient[pgx.Tx](driver, rc)
-		if err != nil {
-			pool.Close()
-			return nil, fmt.Errorf("queue: new client: %w", err)
-		}
-		q.client, q.closeDB = client, pool.Close
+	switch cfg.DB.Kind() {
+	case database.SQLite:
+		q.client, err = river.NewClient[*sql.Tx](riversqlite.New(cfg.DB.Writer()), rc)
+	case database.Postgres:
+		q.client, err = river.NewClient[pgx.Tx](riverpgxv5.New(cfg.DB.Pool()), rc)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue: new client: %w", err)
 	}
 	return q, nil
 }
 
-// migrate brings River's tables up to date.
-func migrate[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], cfg *rivermigrate.Config) error {
+// migrate brings River's tables up to date and returns the number of
+// versions applied.
+func migrate[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], cfg *rivermigrate.Config) (int, error) {
 	m, err := rivermigrate.New(driver, cfg)
 	if err != nil {
-		return fmt.Errorf("queue: migrate: %w", err)
+		return 0, fmt.Errorf("queue: migrate: %w", err)
 	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("queue: migrate: %w", err)
+	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return 0, fmt.Errorf("queue: migrate: %w", err)
 	}
-	return nil
+	return len(res.Versions), nil
 }
 
-func (c *Config) validate(kind backend, h Handler) error {
+func (c *Config) validate(h Handler) error {
 	switch {
 	case h == nil && !c.InsertOnly:
 		return errors.New("queue: open: Handler is nil; pass one or set InsertOnly")
@@ -265,14 +274,14 @@ func (c *Config) validate(kind backend, h Handler) error {
 		return fmt.Errorf("queue: MaxAttempts is %d; set it to 0 (default 5) or more", c.MaxAttempts)
 	case c.PollInterval < 0:
 		return fmt.Errorf("queue: PollInterval is %v; set it to 0 (default) or a positive duration", c.PollInterval)
-	case c.Schema != "" && kind == backendSQLite:
-		return errors.New("queue: Schema is set but DatabaseURL is sqlite://; leave Schema empty on SQLite")
+	case c.Schema != "" && c.DB.Kind() == database.SQLite:
+		return errors.New("queue: Schema is set but the database is SQLite; leave Schema empty on SQLite")
 	}
 	return nil
 }
 
 // riverConfig translates c, with defaults filled, into River's Config.
-func (c *Config) riverConfig(kind backend, h Handler, logger *slog.Logger) (*river.Config, error) {
+func (c *Config) riverConfig(kind database.Kind, h Handler, logger *slog.Logger) (*river.Config, error) {
 	rc := &river.Config{
 		Logger:               logger,
 		JobTimeout:           c.JobTimeout,
@@ -296,14 +305,14 @@ func (c *Config) riverConfig(kind backend, h Handler, logger *slog.Logger) (*riv
 	poll := c.PollInterval
 	var cooldown time.Duration
 	switch kind {
-	case backendSQLite:
+	case database.SQLite:
 		if poll == 0 {
 			poll = defaultSQLitePoll
 		}
 		// The cooldown spaces fetches after a burst; at half the poll
 		// interval a freed worker slot is refilled within one poll.
 		cooldown = poll / 2
-	case backendPostgres:
+	case database.Postgres:
 		if poll == 0 {
 			poll = defaultPostgresPoll
 		}
@@ -465,7 +474,7 @@ func (q *Queue) Stop(ctx context.Context) error {
 }
 
 // Close cancels any jobs still running (call Stop first for a graceful
-// end) and closes River's database handle. It is idempotent.
+// end). The database stays open. It is idempotent.
 func (q *Queue) Close() error {
 	var err error
 	q.closeOnce.Do(func() {
@@ -482,7 +491,6 @@ func (q *Queue) Close() error {
 			q.started = false
 			q.mu.Unlock()
 		}
-		q.closeDB()
 	})
 	return err
 }

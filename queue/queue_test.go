@@ -16,16 +16,18 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agentcraftlab/agentcraft/internal/database"
 )
 
 // backends returns, for each database the queue supports, a function that
-// gives a fresh, isolated DatabaseURL and Schema for one test. The
-// PostgreSQL variant skips unless AGENTCRAFT_TEST_POSTGRES_DSN is set.
+// gives a fresh, isolated, migrated database for one test. The PostgreSQL
+// variant skips unless AGENTCRAFT_TEST_POSTGRES_DSN is set.
 func backends(t *testing.T) map[string]func(t *testing.T) Config {
 	t.Helper()
 	m := map[string]func(t *testing.T) Config{
 		"sqlite": func(t *testing.T) Config {
-			return Config{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "agentcraft.db")}
+			return Config{DB: testDB(t, filepath.Join(t.TempDir(), "agentcraft.db"))}
 		},
 	}
 	m["postgres"] = func(t *testing.T) Config {
@@ -33,9 +35,33 @@ func backends(t *testing.T) map[string]func(t *testing.T) Config {
 		if dsn == "" {
 			t.Skip("AGENTCRAFT_TEST_POSTGRES_DSN is unset; set it to a PostgreSQL URL to run this variant")
 		}
-		return Config{DatabaseURL: dsn, Schema: newSchema(t, dsn)}
+		schema := newSchema(t, dsn)
+		db, err := database.OpenPostgres(context.Background(), dsn, &database.Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() }) // after the queue's Close, before the schema drop
+		if _, err := Migrate(context.Background(), db, ""); err != nil {
+			t.Fatal(err)
+		}
+		return Config{DB: db}
 	}
 	return m
+}
+
+// testDB opens and migrates a SQLite database at path (or
+// database.MemoryPath) for tb, closed when it ends.
+func testDB(tb testing.TB, path string) *database.DB {
+	tb.Helper()
+	db, err := database.OpenSQLite(context.Background(), path, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	if _, err := Migrate(context.Background(), db, ""); err != nil {
+		tb.Fatal(err)
+	}
+	return db
 }
 
 // newSchema creates schema q_<random> and drops it when the test ends, so
@@ -84,9 +110,9 @@ func start(t *testing.T, cfg Config, h Handler) *Queue {
 	t.Helper()
 	cfg.testOnly = true
 	ctx := context.Background()
-	q, err := Open(ctx, cfg, h)
+	q, err := New(cfg, h)
 	if err != nil {
-		t.Fatalf("Open: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := q.Close(); err != nil {
@@ -261,7 +287,7 @@ func TestStopWaitsForRunningJob(t *testing.T) {
 		release := make(chan struct{})
 		var finished atomic.Bool
 		cfg.testOnly = true
-		q, err := Open(context.Background(), cfg, func(ctx context.Context, args RunArgs) error {
+		q, err := New(cfg, func(ctx context.Context, args RunArgs) error {
 			close(started)
 			select {
 			case <-release:
@@ -306,7 +332,7 @@ func TestStopCancelsJobsWhenContextEnds(t *testing.T) {
 		started := make(chan struct{})
 		cancelled := make(chan struct{})
 		cfg.testOnly = true
-		q, err := Open(context.Background(), cfg, func(ctx context.Context, args RunArgs) error {
+		q, err := New(cfg, func(ctx context.Context, args RunArgs) error {
 			close(started)
 			<-ctx.Done()
 			close(cancelled)
@@ -394,7 +420,7 @@ func TestInsertOnly(t *testing.T) {
 		// above, a separate client on the same database, runs the jobs.
 		ins := cfg
 		ins.InsertOnly = true
-		api, err := Open(context.Background(), ins, nil)
+		api, err := New(ins, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -407,7 +433,7 @@ func TestInsertOnly(t *testing.T) {
 		// reach the worker. SQLite polls every 20ms; the bound there only
 		// catches a job that never starts.
 		within := 3 * time.Second
-		if strings.HasPrefix(cfg.DatabaseURL, "postgres") {
+		if cfg.DB.Kind() == database.Postgres {
 			within = 700 * time.Millisecond
 		}
 		for i := range 5 {
@@ -423,18 +449,8 @@ func TestInsertOnly(t *testing.T) {
 func TestSharesFileWithGooseTables(t *testing.T) {
 	// River's tables live in the store's SQLite file; none may be named
 	// like the app's or goose's.
-	cfg := Config{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "agentcraft.db"), InsertOnly: true}
-	q, err := Open(context.Background(), cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q.Close()
-	db, err := openSQLite(context.Background(), strings.TrimPrefix(cfg.DatabaseURL, "sqlite://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+	db := testDB(t, filepath.Join(t.TempDir(), "agentcraft.db"))
+	rows, err := db.Reader().Query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,8 +474,7 @@ func TestSharesFileWithGooseTables(t *testing.T) {
 }
 
 func TestOpenRejectsBadConfig(t *testing.T) {
-	dir := t.TempDir()
-	file := "sqlite://" + filepath.Join(dir, "q.db")
+	db := testDB(t, filepath.Join(t.TempDir(), "q.db"))
 	h := func(context.Context, RunArgs) error { return nil }
 	tests := []struct {
 		name string
@@ -467,32 +482,29 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 		h    Handler
 		want string
 	}{
-		{"memory", Config{DatabaseURL: "sqlite://:memory:"}, h, "not supported"},
-		{"file memory", Config{DatabaseURL: "sqlite://file::memory:"}, h, "not supported"},
-		{"no path", Config{DatabaseURL: "sqlite://"}, h, "no path"},
-		{"scheme", Config{DatabaseURL: "mysql://x"}, h, "must start with"},
-		{"nil handler", Config{DatabaseURL: file}, nil, "Handler is nil"},
-		{"schema on sqlite", Config{DatabaseURL: file, Schema: "s"}, h, "Schema"},
-		{"workers", Config{DatabaseURL: file, Workers: -1}, h, "Workers"},
-		{"rescue", Config{DatabaseURL: file, RescueAfter: time.Minute}, h, "RescueAfter"},
+		{"no database", Config{}, h, "Config.DB is nil"},
+		{"nil handler", Config{DB: db}, nil, "Handler is nil"},
+		{"schema on sqlite", Config{DB: db, Schema: "s"}, h, "Schema"},
+		{"workers", Config{DB: db, Workers: -1}, h, "Workers"},
+		{"rescue", Config{DB: db, RescueAfter: time.Minute}, h, "RescueAfter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q, err := Open(context.Background(), tt.cfg, tt.h)
+			q, err := New(tt.cfg, tt.h)
 			if err == nil {
 				q.Close()
-				t.Fatalf("Open succeeded, want an error mentioning %q", tt.want)
+				t.Fatalf("New succeeded, want an error mentioning %q", tt.want)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Open error %q does not mention %q", err, tt.want)
+				t.Errorf("New error %q does not mention %q", err, tt.want)
 			}
 		})
 	}
 }
 
 func TestEnqueueRunRejectsEmptyIDs(t *testing.T) {
-	cfg := Config{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "q.db"), InsertOnly: true}
-	q, err := Open(context.Background(), cfg, nil)
+	cfg := Config{DB: testDB(t, database.MemoryPath), InsertOnly: true}
+	q, err := New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/internal/egress"
 	"github.com/agentcraftlab/agentcraft/queue"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -235,6 +236,7 @@ func runChild(ctx context.Context, logger *slog.Logger) error {
 
 // runtime is the durable workflow side of a server process.
 type runtime struct {
+	db  *database.DB
 	st  store.Store
 	svc *controlplane.Service
 	q   *queue.Queue
@@ -246,23 +248,25 @@ type runtime struct {
 // queue. It does not resume runs: call svc.ResumeOwned.
 func serve(ctx context.Context, dbURL, schema string, logger *slog.Logger) (*runtime, error) {
 	tr := tracer(time.Now())
-	st, single, err := openStore(ctx, dbURL, schema)
+	db, st, err := openStore(ctx, dbURL, schema)
 	if err != nil {
 		return nil, err
 	}
+	single := db.Kind() == database.SQLite
+	closeStore := func() { st.Close(); db.Close() }
 	tr("store_open")
 	reg := workflow.NewRegistry()
 	if err := nodes.RegisterBuiltins(reg); err != nil {
-		st.Close()
+		closeStore()
 		return nil, err
 	}
 	guard, err := (&egress.Policy{Allow: []string{"127.0.0.1"}}).Compile()
 	if err != nil {
-		st.Close()
+		closeStore()
 		return nil, err
 	}
 	eng := workflow.NewEngine(reg, workflow.Services{HTTP: guard.Client(), Logger: logger}, nil)
-	rt := &runtime{st: st}
+	rt := &runtime{db: db, st: st}
 	rt.svc = controlplane.New(st, eng, controlplane.Options{
 		Owner:         owner,
 		SingleProcess: single,
@@ -275,12 +279,12 @@ func serve(ctx context.Context, dbURL, schema string, logger *slog.Logger) (*run
 			return rt.q.EnqueueRun(ctx, args)
 		},
 	})
-	rt.q, err = queue.Open(ctx, queue.Config{DatabaseURL: dbURL, Schema: schema, Workers: 4, Logger: logger},
+	rt.q, err = queue.New(queue.Config{DB: db, Workers: 4, Logger: logger},
 		func(ctx context.Context, args queue.RunArgs) error {
 			return rt.svc.Execute(ctx, args.WorkspaceID, args.RunID)
 		})
 	if err != nil {
-		st.Close()
+		closeStore()
 		return nil, err
 	}
 	tr("queue_open")
@@ -304,6 +308,7 @@ func (rt *runtime) stop() error {
 func (rt *runtime) close() {
 	rt.q.Close()
 	rt.st.Close()
+	rt.db.Close()
 }
 
 // tracer prints start-up phases to stderr when CRASH_TRACE is set.
@@ -316,15 +321,33 @@ func tracer(start time.Time) func(phase string) {
 	}
 }
 
-// openStore opens (without migrating: the parent did) the store at dbURL;
-// single reports SQLite, where the child is the only executor.
-func openStore(ctx context.Context, dbURL, schema string) (st store.Store, single bool, err error) {
-	if path, ok := strings.CutPrefix(dbURL, "sqlite://"); ok {
-		s, err := sqlite.Open(ctx, path, nil)
-		return s, true, err
+// openStore opens the database at dbURL once, as `agentcraft serve`
+// does, and the store on it (without migrating: the parent did). On SQLite
+// the child is the only executor.
+func openStore(ctx context.Context, dbURL, schema string) (*database.DB, store.Store, error) {
+	u, err := database.Parse(dbURL)
+	if err != nil {
+		return nil, nil, err
 	}
-	s, err := postgres.Open(ctx, dbURL, &postgres.Options{Schema: schema, MaxConns: 8})
-	return s, false, err
+	opts := &database.Options{MaxConns: 8}
+	if u.Kind == database.Postgres {
+		opts.Schema = schema
+	}
+	db, err := database.Open(ctx, u, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	var st store.Store
+	if u.Kind == database.SQLite {
+		st, err = sqlite.New(db, nil)
+	} else {
+		st, err = postgres.New(db, nil)
+	}
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, st, nil
 }
 
 // counter is the webhook receiver: it counts requests per Idempotency-Key
@@ -552,11 +575,15 @@ func runTrials(t *testing.T, name string, open func(t *testing.T) backend) {
 // that no kill lands in the middle of River's first migration.
 func prepare(t *testing.T, open func(t *testing.T) backend) backend {
 	b := open(t)
-	q, err := queue.Open(t.Context(), queue.Config{DatabaseURL: b.dbURL, Schema: b.schema, InsertOnly: true}, nil)
+	db, st, err := openStore(t.Context(), b.dbURL, b.schema)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q.Close()
+	defer db.Close()
+	defer st.Close()
+	if _, err := queue.Migrate(t.Context(), db, ""); err != nil {
+		t.Fatal(err)
+	}
 	return b
 }
 

@@ -78,7 +78,13 @@ func restartWithQueuedJob(t *testing.T, b backend) {
 
 	// The process that "dies" right after Start: its queue never works the
 	// job it inserted.
-	q1, err := queue.Open(ctx, queue.Config{DatabaseURL: b.dbURL, Schema: b.schema, InsertOnly: true}, nil)
+	db1, st1, err := openStore(ctx, b.dbURL, b.schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db1.Close()
+	defer st1.Close()
+	q1, err := queue.New(queue.Config{DB: db1, InsertOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

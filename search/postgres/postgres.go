@@ -77,7 +77,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -88,6 +87,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/internal/engine"
 	"github.com/agentcraftlab/agentcraft/search/internal/postings"
@@ -122,9 +122,8 @@ type Options struct {
 	// Logger receives warnings (a vector that cannot be decoded). Nil
 	// discards.
 	Logger *slog.Logger
-	// MaxConns caps the pool Open creates; 0 keeps pgxpool's default,
-	// max(4, number of CPUs), or pool_max_conns from the DSN. New ignores
-	// it: the caller's pool is used as configured.
+	// MaxConns caps the pool Open creates (see database.Options.MaxConns).
+	// New ignores it: the caller's database is used as opened.
 	MaxConns int32
 	// PostingsCacheBytes bounds the in-process cache of decoded posting
 	// lists (per index, term and index generation, least recently used
@@ -145,10 +144,11 @@ type Engine struct {
 	// searcher dispatches Search to fulltext and vector.
 	searcher engine.Searcher
 
-	pool     *pgxpool.Pool
-	ownsPool bool // Open created pool; Close closes it
-	schema   string
-	sql      statements
+	db     *database.DB
+	ownsDB bool // Open opened db; Close closes it
+	pool   *pgxpool.Pool
+	schema string
+	sql    statements
 
 	vecs  vec.Cache       // index id → its vectors, by generation
 	lists *postings.Cache // (index id, term) → decoded postings, by generation; nil when disabled
@@ -160,7 +160,8 @@ var _ search.Engine = (*Engine)(nil)
 
 // Open connects to the database at dsn (a URL or key=value string, as
 // accepted by pgx), creates the tables when missing and returns an engine
-// that owns the connection pool.
+// that owns the connection pool: a shorthand of database.OpenPostgres,
+// Migrate and New for tests and tools.
 func Open(ctx context.Context, dsn string, opts *Options) (*Engine, error) {
 	var o Options
 	if opts != nil {
@@ -172,39 +173,48 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Engine, error) {
 	if err := checkSchema(o.Schema); err != nil {
 		return nil, err
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
+	db, err := database.OpenPostgres(ctx, dsn, &database.Options{MaxConns: o.MaxConns, Logger: o.Logger})
 	if err != nil {
-		// pgx's parse errors redact the password.
-		return nil, fmt.Errorf("postgres search: open: %w", err)
+		return nil, fmt.Errorf("postgres search: %w", err)
 	}
-	if o.MaxConns > 0 {
-		cfg.MaxConns = o.MaxConns
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres search: open: %w", err)
-	}
-	e, err := New(ctx, pool, &o)
-	if err != nil {
-		pool.Close()
+	if err := Migrate(ctx, db, &o); err != nil {
+		db.Close()
 		return nil, err
 	}
-	e.ownsPool = true
+	e, err := New(ctx, db, &o)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	e.ownsDB = true
 	return e, nil
 }
 
-// New returns an engine on pool, which the caller keeps owning, creating
-// the tables when missing.
-func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Engine, error) {
+// Migrate creates the engine's tables in db when missing (and the schema,
+// Options.Schema or else db's). It is idempotent; run it before New.
+func Migrate(ctx context.Context, db *database.DB, opts *Options) error {
+	schema, err := schemaOf(db, opts, "migrate")
+	if err != nil {
+		return err
+	}
+	e := &Engine{pool: db.Pool(), schema: schema, sql: newStatements(schema)}
+	if err := e.migrate(ctx); err != nil {
+		return fmt.Errorf("postgres search: create tables: %w", err)
+	}
+	return nil
+}
+
+// New returns an engine on db, a PostgreSQL database the caller keeps
+// owning (and closes after the engine), whose tables Migrate has created.
+// The tables are in Options.Schema, or else in db's schema.
+func New(ctx context.Context, db *database.DB, opts *Options) (*Engine, error) {
+	schema, err := schemaOf(db, opts, "new")
+	if err != nil {
+		return nil, err
+	}
 	var o Options
 	if opts != nil {
 		o = *opts
-	}
-	if pool == nil {
-		return nil, errors.New("postgres search: new: pool is nil: pass a *pgxpool.Pool or use Open with a DSN")
-	}
-	if err := checkSchema(o.Schema); err != nil {
-		return nil, err
 	}
 	c, err := sqlengine.Configure("postgres search", &sqlengine.Options{BM25: o.BM25, Tokenizer: o.Tokenizer,
 		Embedder: o.Embedder, RRFK: o.RRFK, FulltextWeight: o.FulltextWeight, VectorWeight: o.VectorWeight,
@@ -213,13 +223,23 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Engine, error
 		return nil, err
 	}
 	e := &Engine{bm25: c.BM25, tok: c.Tokenizer, emb: c.Embedder, logger: c.Logger, searcher: c.Searcher, lists: c.Lists,
-		pool: pool, schema: o.Schema}
+		db: db, pool: db.Pool(), schema: schema}
 	e.searcher.Fulltext, e.searcher.Vector = e.fulltext, e.vector
-	e.sql = newStatements(o.Schema)
-	if err := e.migrate(ctx); err != nil {
-		return nil, fmt.Errorf("postgres search: create tables: %w", err)
-	}
+	e.sql = newStatements(schema)
 	return e, nil
+}
+
+// schemaOf returns the schema of the engine's tables: Options.Schema, or
+// else db's.
+func schemaOf(db *database.DB, opts *Options, op string) (string, error) {
+	if db == nil || db.Kind() != database.Postgres {
+		return "", fmt.Errorf("postgres search: %s: db is not a PostgreSQL database; open one with database.Open", op)
+	}
+	schema := db.Schema()
+	if opts != nil && opts.Schema != "" {
+		schema = opts.Schema
+	}
+	return schema, checkSchema(schema)
 }
 
 func checkSchema(s string) error {
@@ -392,12 +412,12 @@ func newStatements(name string) statements {
 	}
 }
 
-// Close closes the pool when Open created it; an engine from New leaves the
-// caller's pool open. It is safe to call more than once.
+// Close closes the database when Open opened it; an engine from New
+// leaves the caller's open. It is safe to call more than once.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
-		if e.ownsPool {
-			e.pool.Close()
+		if e.ownsDB {
+			e.db.Close()
 		}
 	})
 	return nil

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/search/postgres"
@@ -258,17 +258,21 @@ func TestConcurrentOpen(t *testing.T) {
 	}
 }
 
-// TestNewBorrowsPool checks that an engine on the caller's pool works and
-// that closing it leaves the pool usable.
-func TestNewBorrowsPool(t *testing.T) {
+// TestNewBorrowsDB checks that an engine on the caller's database (the
+// one the store and the queue share, with its schema in the search_path)
+// works and that closing it leaves the database usable.
+func TestNewBorrowsDB(t *testing.T) {
 	ctx := t.Context()
 	dsn := testDSN(t)
-	pool, err := pgxpool.New(ctx, dsn)
+	db, err := database.OpenPostgres(ctx, dsn, &database.Options{Schema: freshSchema(t, dsn)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
-	e, err := postgres.New(ctx, pool, &postgres.Options{Schema: freshSchema(t, dsn)})
+	defer db.Close()
+	if err := postgres.Migrate(ctx, db, nil); err != nil {
+		t.Fatal(err)
+	}
+	e, err := postgres.New(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,8 +286,8 @@ func TestNewBorrowsPool(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := pool.Ping(ctx); err != nil {
-		t.Errorf("pool after Close: %v", err)
+	if err := db.Pool().Ping(ctx); err != nil {
+		t.Errorf("database after Close: %v", err)
 	}
 }
 
@@ -309,8 +313,8 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 			}
 		})
 	}
-	if _, err := postgres.New(t.Context(), nil, nil); err == nil || !strings.Contains(err.Error(), "pool is nil") {
-		t.Errorf("New(nil pool) = %v, want an error about the pool", err)
+	if _, err := postgres.New(t.Context(), nil, nil); err == nil || !strings.Contains(err.Error(), "not a PostgreSQL database") {
+		t.Errorf("New(nil) = %v, want an error about the database", err)
 	}
 }
 

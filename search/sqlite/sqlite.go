@@ -1,12 +1,12 @@
-// Package sqlite is a search.Engine stored in one SQLite file
+// Package sqlite is a search.Engine stored in a SQLite database
 // (modernc.org/sqlite, pure Go): the persistent counterpart of
 // search/memory for the single-machine `agentcraft serve`. It ranks exactly
 // as search/memory does, so a knowledge base can move between the two
 // without its answers changing.
 //
-//	eng, err := sqlite.Open(ctx, "data/search.db", &sqlite.Options{Embedder: emb})
-//	if err != nil { ... }
-//	defer eng.Close()
+//	db, err := database.OpenSQLite(ctx, "data/agentcraft.db", nil)
+//	err = sqlite.Migrate(ctx, db)
+//	eng, err := sqlite.New(ctx, db, &sqlite.Options{Embedder: emb})
 //	err = eng.Index(ctx, search.Document{ID: "d1", Index: "kb", Text: "..."})
 //	res, err := eng.Search(ctx, search.Query{Text: "...", Indexes: []string{"kb"}})
 //
@@ -69,12 +69,16 @@
 //
 // # Storage
 //
-// As in store/sqlite, every write goes through a pool of exactly one
-// connection (writes queue in Go instead of contending for the file lock)
-// and reads through a pool of query_only connections; the file is in WAL
-// mode with busy_timeout=5000 and synchronous=NORMAL. A search reads in one
-// transaction, so it sees one consistent snapshot. Terms depend on the
-// tokenizer: open a file with the tokenizer settings it was written with.
+// The tables live in the database the store uses (one file, one backup):
+// the composition root opens one database.DB and hands it to Migrate and
+// New, as it does to store/sqlite and to the job queue. Every write goes
+// through the DB's one-connection writer and reads through its query_only
+// readers (see package database for the pragmas, which include the page
+// cache and mmap the postings need). A search reads in one transaction, so
+// it sees one consistent snapshot. Terms depend on the tokenizer: open a
+// database with the tokenizer settings it was written with. MoveFrom
+// brings in the index of an older install, which kept it in a search.db
+// file of its own.
 package sqlite
 
 import (
@@ -83,14 +87,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
-
+	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/internal/engine"
 	"github.com/agentcraftlab/agentcraft/search/internal/postings"
@@ -101,9 +100,8 @@ import (
 )
 
 // MemoryPath opens a private database in a temporary file that Close
-// removes. A true in-memory database cannot be shared by the writer and
-// reader pools, so the file stands in for it.
-const MemoryPath = ":memory:"
+// removes (database.MemoryPath).
+const MemoryPath = database.MemoryPath
 
 // Options configures an Engine. Nil options mean defaults. The ranking
 // options mirror search/memory's.
@@ -125,8 +123,9 @@ type Options struct {
 	// Logger receives warnings (a vector blob that cannot be decoded). Nil
 	// discards.
 	Logger *slog.Logger
-	// MaxReaders caps the connections serving searches; 0 means
-	// max(4, GOMAXPROCS).
+	// MaxReaders caps the connections serving searches of a database
+	// that Open opens; 0 means max(4, GOMAXPROCS). New uses the DB as
+	// opened.
 	MaxReaders int
 	// PostingsCacheBytes bounds the in-process cache of decoded posting
 	// lists (per index, term and index generation, least recently used
@@ -145,10 +144,10 @@ type Engine struct {
 	// searcher dispatches Search to fulltext and vector.
 	searcher engine.Searcher
 
-	path    string
-	tempDir string  // holds a MemoryPath database; Close removes it
-	writer  *sql.DB // exactly one connection; every write goes through it
-	reader  *sql.DB // query_only connections for searches
+	db     *database.DB
+	ownsDB bool    // Open opened db; Close closes it
+	writer *sql.DB // exactly one connection; every write goes through it
+	reader *sql.DB // query_only connections for searches
 
 	vecs  vec.Cache       // index id → its vectors, by generation
 	lists *postings.Cache // (index id, term) → decoded postings, by generation; nil when disabled
@@ -161,8 +160,52 @@ type Engine struct {
 var _ search.Engine = (*Engine)(nil)
 
 // Open opens (creating when needed) the search database at path, creating
-// its tables. Pass MemoryPath for a throwaway database.
+// its tables, and owns the connections: a shorthand of
+// database.OpenSQLite, Migrate and New for tests and tools. Pass
+// MemoryPath for a throwaway database.
 func Open(ctx context.Context, path string, opts *Options) (*Engine, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxReaders < 0 {
+		return nil, fmt.Errorf("sqlite search: MaxReaders is %d: set it to 0 (default) or more", o.MaxReaders)
+	}
+	db, err := database.OpenSQLite(ctx, path, &database.Options{MaxReaders: o.MaxReaders, Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite search: %w", err)
+	}
+	if err := Migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	e, err := New(ctx, db, &o)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	e.ownsDB = true
+	return e, nil
+}
+
+// Migrate creates the engine's tables in db when missing. It is
+// idempotent; run it before New.
+func Migrate(ctx context.Context, db *database.DB) error {
+	if db == nil || db.Kind() != database.SQLite {
+		return errors.New("sqlite search: migrate: db is not a SQLite database; open one with database.Open")
+	}
+	if _, err := db.Writer().ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("sqlite search: create tables in %s: %w", db.Path(), err)
+	}
+	return nil
+}
+
+// New returns an engine on db, a SQLite database the caller keeps owning
+// (and closes after the engine), whose tables Migrate has created.
+func New(ctx context.Context, db *database.DB, opts *Options) (*Engine, error) {
+	if db == nil || db.Kind() != database.SQLite {
+		return nil, errors.New("sqlite search: new: db is not a SQLite database; open one with database.Open")
+	}
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -173,65 +216,14 @@ func Open(ctx context.Context, path string, opts *Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{bm25: c.BM25, tok: c.Tokenizer, emb: c.Embedder, logger: c.Logger, searcher: c.Searcher, lists: c.Lists}
+	e := &Engine{bm25: c.BM25, tok: c.Tokenizer, emb: c.Embedder, logger: c.Logger, searcher: c.Searcher, lists: c.Lists,
+		db: db, writer: db.Writer(), reader: db.Reader()}
 	e.searcher.Fulltext, e.searcher.Vector = e.fulltext, e.vector
-	if o.MaxReaders < 0 {
-		return nil, fmt.Errorf("sqlite search: MaxReaders is %d: set it to 0 (default) or more", o.MaxReaders)
-	}
-	if o.MaxReaders == 0 {
-		o.MaxReaders = max(4, runtime.GOMAXPROCS(0))
-	}
-	if path == "" {
-		return nil, errors.New("sqlite search: open: path is empty: set a file path or \":memory:\"")
-	}
-	if path == MemoryPath {
-		dir, err := os.MkdirTemp("", "agentcraft-search-")
-		if err != nil {
-			return nil, fmt.Errorf("sqlite search: open: create temporary directory: %w", err)
-		}
-		e.tempDir = dir
-		path = filepath.Join(dir, "search.db")
-	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("sqlite search: open: create directory: %w", err)
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		e.removeTemp()
-		return nil, fmt.Errorf("sqlite search: open %s: %w", path, err)
-	}
-	e.path = abs
-	if err := e.open(ctx, o.MaxReaders); err != nil {
-		e.Close()
-		return nil, fmt.Errorf("sqlite search: open %s: %w", abs, err)
+	if err := e.stmts.prepare(ctx, e.reader); err != nil {
+		e.stmts.close()
+		return nil, fmt.Errorf("sqlite search: prepare statements on %s (run Migrate first): %w", db.Path(), err)
 	}
 	return e, nil
-}
-
-func (e *Engine) open(ctx context.Context, readers int) error {
-	var err error
-	e.writer, err = sql.Open("sqlite", dsn(e.path, false))
-	if err != nil {
-		return err
-	}
-	e.writer.SetMaxOpenConns(1)
-	e.writer.SetMaxIdleConns(1)
-	e.writer.SetConnMaxLifetime(0)
-	e.writer.SetConnMaxIdleTime(0)
-	// The writer connects first: it switches the file to WAL, which the
-	// query_only readers cannot do, and creates the tables they read.
-	if _, err := e.writer.ExecContext(ctx, schema); err != nil {
-		return fmt.Errorf("create tables: %w", err)
-	}
-	e.reader, err = sql.Open("sqlite", dsn(e.path, true))
-	if err != nil {
-		return err
-	}
-	e.reader.SetMaxOpenConns(readers)
-	e.reader.SetMaxIdleConns(readers)
-	if err := e.reader.PingContext(ctx); err != nil {
-		return err
-	}
-	return e.stmts.prepare(ctx, e.reader)
 }
 
 // schema creates the tables. Postings are segments clustered by term
@@ -277,46 +269,8 @@ CREATE TABLE IF NOT EXISTS search_postings (
 ) STRICT, WITHOUT ROWID;
 `
 
-// dsn is the driver's connection string for the file at abs; see
-// store/sqlite for the choice of pragmas.
-func dsn(abs string, readOnly bool) string {
-	p := filepath.ToSlash(abs)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p // Windows: C:/x becomes /C:/x
-	}
-	var b strings.Builder
-	b.WriteString("file://")
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; c {
-		case '%', '?', '#', ' ':
-			fmt.Fprintf(&b, "%%%02X", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteString("?_pragma=busy_timeout(5000)")
-	b.WriteString("&_pragma=synchronous(NORMAL)")
-	// Postings are read and written in many small B-tree steps: without a
-	// large page cache and mmap, pread/pwrite syscalls took most of the
-	// time of both indexing and queries (see BenchmarkIndex and
-	// BenchmarkQueryBM25). The statement journal of multi-row inserts
-	// goes to memory for the same reason.
-	b.WriteString("&_pragma=cache_size(-65536)")
-	b.WriteString("&_pragma=mmap_size(1073741824)")
-	b.WriteString("&_pragma=temp_store(MEMORY)")
-	if readOnly {
-		b.WriteString("&_pragma=query_only(1)")
-	} else {
-		b.WriteString("&_pragma=journal_mode(WAL)")
-		// BEGIN IMMEDIATE takes the write lock at the start, so a writer
-		// from another process waits (busy_timeout) instead of failing.
-		b.WriteString("&_txlock=immediate")
-	}
-	return b.String()
-}
-
 // Path returns the absolute path of the database file.
-func (e *Engine) Path() string { return e.path }
+func (e *Engine) Path() string { return e.db.Path() }
 
 // Close closes the database (and removes a MemoryPath file). It is safe to
 // call more than once.
@@ -324,24 +278,12 @@ func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		var errs []error
 		e.stmts.close()
-		if e.reader != nil {
-			errs = append(errs, e.reader.Close())
-		}
-		if e.writer != nil {
-			errs = append(errs, e.writer.Close())
-		}
-		if e.tempDir != "" {
-			errs = append(errs, os.RemoveAll(e.tempDir))
+		if e.ownsDB {
+			errs = append(errs, e.db.Close())
 		}
 		if err := errors.Join(errs...); err != nil {
 			e.closeErr = fmt.Errorf("sqlite search: close: %w", err)
 		}
 	})
 	return e.closeErr
-}
-
-func (e *Engine) removeTemp() {
-	if e.tempDir != "" {
-		os.RemoveAll(e.tempDir)
-	}
 }

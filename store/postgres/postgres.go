@@ -27,7 +27,6 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"log/slog"
-	"regexp"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -36,6 +35,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 
+	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/internal/migrate"
 )
@@ -43,26 +43,26 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Options configures Open. The zero value (or nil) is the default.
+// Options configures Open and New. The zero value (or nil) is the default.
 type Options struct {
 	// Schema is the schema holding the tables. Empty uses the server's
 	// search_path from the DSN or the role (normally "public"). It must be
 	// a plain identifier: letters, digits and underscores.
 	Schema string
-	// MaxConns caps the connection pool. Zero keeps pgxpool's default,
-	// max(4, number of CPUs), or pool_max_conns from the DSN.
+	// MaxConns caps the connection pool Open opens (see
+	// database.Options.MaxConns). New uses the DB as opened.
 	MaxConns int32
 	// Logger receives migration progress at Info. Nil discards.
 	Logger *slog.Logger
 }
-
-var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
 // Store is a store.Store on PostgreSQL. It is safe for concurrent use.
 type Store struct {
 	// Core implements the aggregates on driver{s}'s SQL verbs.
 	store.Core
 
+	db     *database.DB
+	ownsDB bool // Open opened db; Close closes it
 	pool   *pgxpool.Pool
 	schema string // empty when the DSN's search_path is used
 	logger *slog.Logger
@@ -73,42 +73,45 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 // Open connects to the database at dsn (a URL or key=value string, as
-// accepted by pgx) and checks that it answers. It does not migrate; call
-// Migrate.
+// accepted by pgx), owning the pool: a shorthand of database.OpenPostgres
+// and New for tests and tools. It does not migrate; call Migrate.
 func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
+	db, err := database.OpenPostgres(ctx, dsn, &database.Options{Schema: o.Schema, MaxConns: o.MaxConns, Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s, err := New(db, &o)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.ownsDB = true
+	return s, nil
+}
+
+// New returns a store on db, a PostgreSQL database the caller keeps owning
+// (and closes after the store); the tables live in db's schema. It does
+// not migrate; call Migrate. Options.Schema and MaxConns are Open's; New
+// refuses a Schema that differs from db's.
+func New(db *database.DB, opts *Options) (*Store, error) {
+	if db == nil || db.Kind() != database.Postgres {
+		return nil, errors.New("postgres: new: db is not a PostgreSQL database; open one with database.Open")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Schema != "" && o.Schema != db.Schema() {
+		return nil, fmt.Errorf("postgres: new: Options.Schema %q differs from the database's schema %q; open the database with that schema", o.Schema, db.Schema())
+	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = db.Logger()
 	}
-	if o.Schema != "" && !schemaName.MatchString(o.Schema) {
-		return nil, fmt.Errorf("postgres: open: schema %q is not a plain identifier; use letters, digits and underscores", o.Schema)
-	}
-	if o.MaxConns < 0 {
-		return nil, fmt.Errorf("postgres: open: MaxConns is %d; set it to 0 (default) or more", o.MaxConns)
-	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		// pgx's parse errors redact the password.
-		return nil, fmt.Errorf("postgres: open: %w", err)
-	}
-	if o.MaxConns > 0 {
-		cfg.MaxConns = o.MaxConns
-	}
-	if o.Schema != "" {
-		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.Schema}.Sanitize()
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("postgres: open: %w", err)
-	}
-	s := &Store{pool: pool, schema: o.Schema, logger: o.Logger}
+	s := &Store{db: db, pool: db.Pool(), schema: db.Schema(), logger: o.Logger}
 	s.Core = store.NewCore(driver{s})
 	return s, nil
 }
@@ -212,6 +215,10 @@ func migrationLockID(schema string) int64 {
 // Close implements store.Store. It waits for borrowed connections to come
 // back and is safe to call more than once.
 func (s *Store) Close() error {
-	s.closeOnce.Do(s.pool.Close)
+	s.closeOnce.Do(func() {
+		if s.ownsDB {
+			s.db.Close()
+		}
+	})
 	return nil
 }

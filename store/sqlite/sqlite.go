@@ -2,21 +2,14 @@
 // single-machine `agentcraft serve`. It uses modernc.org/sqlite (pure Go, no
 // cgo).
 //
-//	st, err := sqlite.Open(ctx, "data/agentcraft.db", nil)
-//	if err != nil { ... }
-//	defer st.Close()
+//	db, err := database.OpenSQLite(ctx, "data/agentcraft.db", nil)
+//	st, err := sqlite.New(db, nil)
 //	err = st.Migrate(ctx)
 //
-// SQLite lets one connection write at a time; a second writer waits on
-// busy_timeout and then fails with "database is locked". The Store therefore
-// keeps two pools on the same file: a writer pool of exactly one connection,
-// through which every write goes (so writes queue in Go instead of
-// contending for the file lock), and a reader pool of several query_only
-// connections, which in WAL mode read concurrently with the writer. Every
-// connection runs with journal_mode=WAL, busy_timeout=5000 (for other
-// processes on the same file, such as `agentcraft migrate`),
-// foreign_keys=ON and synchronous=NORMAL (durable at each WAL checkpoint,
-// safe against corruption; a power cut may lose the last transactions).
+// The connections are package database's (see there for the writer pool of
+// one connection, the query_only readers and the pragmas): the composition
+// root opens one database.DB and hands it to New, to the search engine and
+// to the job queue; Open opens a DB of its own.
 //
 // Times are stored as INTEGER microseconds since the epoch (UTC), JSON as
 // TEXT; the tables are STRICT.
@@ -30,16 +23,12 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/pressly/goose/v3"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/internal/migrate"
 )
@@ -48,16 +37,16 @@ import (
 var migrations embed.FS
 
 // MemoryPath is the path that opens a private database in a temporary file,
-// removed by Close. A true in-memory database cannot be shared by the
-// writer and reader pools, so the file stands in for it.
-const MemoryPath = ":memory:"
+// removed by Close (database.MemoryPath).
+const MemoryPath = database.MemoryPath
 
-// Options configures Open. The zero value (or nil) is the default.
+// Options configures Open and New. The zero value (or nil) is the default.
 type Options struct {
-	// Logger receives migration progress at Info. Nil discards.
+	// Logger receives migration progress at Info. Nil means the DB's
+	// logger (New) or discards (Open).
 	Logger *slog.Logger
-	// MaxReaders caps the connections serving reads. Zero means
-	// max(4, GOMAXPROCS).
+	// MaxReaders caps the connections serving reads of a DB that Open
+	// opens. Zero means max(4, GOMAXPROCS). New uses the DB as opened.
 	MaxReaders int
 }
 
@@ -66,7 +55,8 @@ type Store struct {
 	// Core implements the aggregates on driver{s}'s SQL verbs.
 	store.Core
 
-	path   string
+	db     *database.DB
+	ownsDB bool    // Open opened db; Close closes it
 	writer *sql.DB // exactly one connection; every write goes through it
 	reader *sql.DB // query_only connections for reads
 	// keyByHash is the statement of APIKeys.GetByHash, prepared on first
@@ -80,8 +70,6 @@ type Store struct {
 	writeStmts sync.Map   // string → *sql.Stmt
 	prepareMu  sync.Mutex // serializes preparing keyByHash and writeStmts
 	logger     *slog.Logger
-	// tempDir holds the file of a MemoryPath database; Close removes it.
-	tempDir string
 
 	closeOnce sync.Once
 	closeErr  error // set once by Close
@@ -90,102 +78,43 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 // Open opens (creating when needed) the database at path and its parent
-// directory. It does not migrate; call Migrate. Pass MemoryPath for a
-// throwaway database.
+// directory, owning the connections: a shorthand of database.OpenSQLite
+// and New for tests and tools. It does not migrate; call Migrate. Pass
+// MemoryPath for a throwaway database.
 func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxReaders < 0 {
-		return nil, fmt.Errorf("sqlite: open: MaxReaders is %d; set it to 0 (default) or more", o.MaxReaders)
-	}
-	if o.MaxReaders == 0 {
-		o.MaxReaders = max(4, runtime.GOMAXPROCS(0))
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if path == "" {
-		return nil, errors.New("sqlite: open: path is empty; set a file path or \":memory:\"")
-	}
-
-	s := &Store{logger: o.Logger}
-	s.Core = store.NewCore(driver{s})
-	if path == MemoryPath {
-		dir, err := os.MkdirTemp("", "agentcraft-sqlite-")
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: open: create temporary directory: %w", err)
-		}
-		s.tempDir = dir
-		path = filepath.Join(dir, "agentcraft.db")
-	} else {
-		// 0700: the file holds key hashes and sealed credentials.
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("sqlite: open: create directory: %w", err)
-		}
-	}
-	if err := createPrivate(path); err != nil {
-		s.removeTemp()
-		return nil, fmt.Errorf("sqlite: open: %w", err)
-	}
-	abs, err := filepath.Abs(path)
+	db, err := database.OpenSQLite(ctx, path, &database.Options{MaxReaders: o.MaxReaders, Logger: o.Logger})
 	if err != nil {
-		s.removeTemp()
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	s.path = abs
-
-	s.writer, err = sql.Open("sqlite", dsn(abs, false))
+	s, err := New(db, &o)
 	if err != nil {
-		s.removeTemp()
-		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+		db.Close()
+		return nil, err
 	}
-	s.writer.SetMaxOpenConns(1)
-	s.writer.SetMaxIdleConns(1)
-	s.writer.SetConnMaxLifetime(0)
-	s.writer.SetConnMaxIdleTime(0)
-	// Connect the writer first: it switches the file to WAL, which the
-	// query_only readers cannot do.
-	if err := s.writer.PingContext(ctx); err != nil {
-		s.writer.Close()
-		s.removeTemp()
-		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
-	}
-
-	s.reader, err = sql.Open("sqlite", dsn(abs, true))
-	if err != nil {
-		s.writer.Close()
-		s.removeTemp()
-		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
-	}
-	s.reader.SetMaxOpenConns(o.MaxReaders)
-	s.reader.SetMaxIdleConns(o.MaxReaders)
-	if err := s.reader.PingContext(ctx); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
-	}
+	s.ownsDB = true
 	return s, nil
 }
 
-// createPrivate creates the database file at path with mode 0600 unless
-// it exists. SQLite would create it 0644 less the umask, and gives its
-// -wal and -shm files the mode of the database file, so this keeps all
-// three private whatever the umask.
-func createPrivate(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return nil
+// New returns a store on db, a SQLite database the caller keeps owning
+// (and closes after the store). It does not migrate; call Migrate.
+func New(db *database.DB, opts *Options) (*Store, error) {
+	if db == nil || db.Kind() != database.SQLite {
+		return nil, errors.New("sqlite: new: db is not a SQLite database; open one with database.Open")
 	}
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
+	var o Options
+	if opts != nil {
+		o = *opts
 	}
-	defer f.Close()
-	// The umask may have taken bits from 0600 (as 0277 would): set it exactly.
-	if err := f.Chmod(0o600); err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
+	if o.Logger == nil {
+		o.Logger = db.Logger()
 	}
-	return nil
+	s := &Store{db: db, writer: db.Writer(), reader: db.Reader(), logger: o.Logger}
+	s.Core = store.NewCore(driver{s})
+	return s, nil
 }
 
 // keyByHashStmt returns the prepared statement of APIKeys.GetByHash.
@@ -228,50 +157,8 @@ func (s *Store) writeStmt(ctx context.Context, query string) (*sql.Stmt, error) 
 	return stmt, nil
 }
 
-// dsn is the driver's connection string for the file at abs. A file: URI
-// keeps characters such as '?' and '#' in the path from being read as the
-// start of the parameters.
-func dsn(abs string, readOnly bool) string {
-	p := filepath.ToSlash(abs)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p // Windows: C:/x becomes /C:/x
-	}
-	var b strings.Builder
-	b.WriteString("file://")
-	b.WriteString(escapePath(p))
-	b.WriteString("?_pragma=busy_timeout(5000)")
-	b.WriteString("&_pragma=foreign_keys(1)")
-	b.WriteString("&_pragma=synchronous(NORMAL)")
-	if readOnly {
-		b.WriteString("&_pragma=query_only(1)")
-	} else {
-		b.WriteString("&_pragma=journal_mode(WAL)")
-		// BEGIN IMMEDIATE takes the write lock at the start of a
-		// transaction, so one that cannot get it waits (busy_timeout)
-		// instead of failing when it first writes.
-		b.WriteString("&_txlock=immediate")
-	}
-	return b.String()
-}
-
-// escapePath percent-encodes the bytes SQLite's URI parser would otherwise
-// take as delimiters.
-func escapePath(p string) string {
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch c {
-		case '%', '?', '#', ' ':
-			fmt.Fprintf(&b, "%%%02X", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
 // Path returns the absolute path of the database file.
-func (s *Store) Path() string { return s.path }
+func (s *Store) Path() string { return s.db.Path() }
 
 // Ping implements store.Store.
 func (s *Store) Ping(ctx context.Context) error {
@@ -332,22 +219,12 @@ func (s *Store) Close() error {
 			errs = append(errs, stmt.(*sql.Stmt).Close())
 			return true
 		})
-		if s.reader != nil {
-			errs = append(errs, s.reader.Close())
-		}
-		errs = append(errs, s.writer.Close())
-		if s.tempDir != "" {
-			errs = append(errs, os.RemoveAll(s.tempDir))
+		if s.ownsDB {
+			errs = append(errs, s.db.Close())
 		}
 		if err := errors.Join(errs...); err != nil {
 			s.closeErr = fmt.Errorf("sqlite: close: %w", err)
 		}
 	})
 	return s.closeErr
-}
-
-func (s *Store) removeTemp() {
-	if s.tempDir != "" {
-		os.RemoveAll(s.tempDir)
-	}
 }

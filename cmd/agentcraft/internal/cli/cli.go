@@ -5,14 +5,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -20,9 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
-	"github.com/agentcraftlab/agentcraft/store"
-	"github.com/agentcraftlab/agentcraft/store/postgres"
-	"github.com/agentcraftlab/agentcraft/store/sqlite"
 )
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=v1.2.3".
@@ -126,77 +120,6 @@ func newLogger(w io.Writer, c config.Log) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// openStore opens the database named by url and applies migrations. It
-// logs which database it opened, and whether it had to create it, so that
-// a command run from the wrong directory says so.
-func openStore(ctx context.Context, url string, logger *slog.Logger) (store.Store, error) {
-	st, _, err := openStoreCounted(ctx, url, logger)
-	return st, err
-}
-
-// migrationCounter is a store that reports how many migrations it applied
-// (store/sqlite and store/postgres).
-type migrationCounter interface {
-	MigrateCount(ctx context.Context) (int, error)
-}
-
-// openStoreCounted is openStore that also returns the number of
-// migrations applied, 0 when the schema was up to date.
-func openStoreCounted(ctx context.Context, url string, logger *slog.Logger) (store.Store, int, error) {
-	var st store.Store
-	created := false
-	switch {
-	case strings.HasPrefix(url, "sqlite://"):
-		path := strings.TrimPrefix(url, "sqlite://")
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			created = true
-		}
-		s, err := sqlite.Open(ctx, path, &sqlite.Options{Logger: logger})
-		if err != nil {
-			return nil, 0, err
-		}
-		st = s
-	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		s, err := postgres.Open(ctx, url, &postgres.Options{Logger: logger})
-		if err != nil {
-			return nil, 0, err
-		}
-		st = s
-	default:
-		return nil, 0, errors.New("database.url must start with sqlite:// or postgres://")
-	}
-	applied := 0
-	var err error
-	if mc, ok := st.(migrationCounter); ok {
-		applied, err = mc.MigrateCount(ctx)
-	} else {
-		err = st.Migrate(ctx)
-	}
-	if err != nil {
-		st.Close()
-		return nil, 0, err
-	}
-	if created {
-		logger.Warn("database_created", "database", databaseName(url),
-			"hint", "there was no database at this path; if you meant an existing one, pass --config or set database.url")
-	} else {
-		logger.Info("database_opened", "database", databaseName(url))
-	}
-	return st, applied, nil
-}
-
-// databaseName is how messages name the database of url: the absolute
-// path of a SQLite file, a PostgreSQL URL without its password.
-func databaseName(url string) string {
-	if p, ok := strings.CutPrefix(url, "sqlite://"); ok {
-		if abs, err := filepath.Abs(p); err == nil && p != sqlite.MemoryPath {
-			return abs
-		}
-		return p
-	}
-	return redactURL(url)
-}
-
 func migrateCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "migrate",
@@ -207,34 +130,24 @@ func migrateCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, n, err := openStoreCounted(cmd.Context(), cfg.Database.URL, newLogger(e.stderr, cfg.Log))
+			u, err := parseDatabase(cfg.Database.URL)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			if n > 0 {
-				fmt.Fprintf(e.stdout, "applied %d %s: %s\n", n, plural(n, "migration", "migrations"), databaseName(cfg.Database.URL))
+			o, err := openDatabase(cmd.Context(), u, newLogger(e.stderr, cfg.Log))
+			if err != nil {
+				return err
+			}
+			defer o.close()
+			if n := int(o.applied); n > 0 {
+				fmt.Fprintf(e.stdout, "applied %d %s: %s\n", n, plural(n, "migration", "migrations"), u)
 			} else {
-				fmt.Fprintln(e.stdout, "database is up to date:", databaseName(cfg.Database.URL))
+				fmt.Fprintln(e.stdout, "database is up to date:", u)
+			}
+			if o.moved > 0 {
+				fmt.Fprintf(e.stdout, "moved %d search documents from %s into the database\n", o.moved, legacySearchFile)
 			}
 			return nil
 		},
 	}
-}
-
-// redactURL hides a password in a database URL.
-func redactURL(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return u
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return u
-	}
-	userinfo := rest[:at]
-	if user, _, hasPass := strings.Cut(userinfo, ":"); hasPass {
-		return scheme + "://" + user + ":xxxxx@" + rest[at+1:]
-	}
-	return u
 }

@@ -89,18 +89,6 @@ func TestServeZeroConfig(t *testing.T) {
 	}
 }
 
-func TestRedactURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"postgres://u:secret@h/db":      "postgres://u:xxxxx@h/db",
-		"postgres://u@h/db":             "postgres://u@h/db",
-		"sqlite://./data/agentcraft.db": "sqlite://./data/agentcraft.db",
-	} {
-		if got := redactURL(in); got != want {
-			t.Errorf("redactURL(%q) = %q", in, got)
-		}
-	}
-}
-
 type syncWriter struct {
 	mu sync.Mutex
 	w  *bytes.Buffer

@@ -44,12 +44,17 @@ func (e *env) withKB(ctx context.Context, workspace string, create bool, fn func
 		workspace = cfg.Server.Workspace
 	}
 	logger := newLogger(e.stderr, cfg.Log)
-	st, err := openStore(ctx, cfg.Database.URL, logger)
+	u, err := parseDatabase(cfg.Database.URL)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	svc, closeKnowledge, err := openKnowledge(ctx, cfg, st, logger)
+	o, err := openDatabase(ctx, u, logger)
+	if err != nil {
+		return err
+	}
+	defer o.close()
+	st := o.st
+	svc, closeKnowledge, err := openKnowledge(ctx, cfg, o, logger)
 	if err != nil {
 		return err
 	}

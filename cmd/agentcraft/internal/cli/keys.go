@@ -38,11 +38,16 @@ func (e *env) withWorkspaceStore(ctx context.Context, workspace string, create b
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg.Database.URL, newLogger(e.stderr, cfg.Log))
+	u, err := parseDatabase(cfg.Database.URL)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	o, err := openDatabase(ctx, u, newLogger(e.stderr, cfg.Log))
+	if err != nil {
+		return err
+	}
+	defer o.close()
+	st := o.st
 	ws, err := st.Workspaces().GetByName(ctx, workspace)
 	if errors.Is(err, store.ErrNotFound) && (create || declaredWorkspace(cfg, workspace)) {
 		ws, err = st.Workspaces().GetOrCreate(ctx, workspace)
@@ -50,9 +55,9 @@ func (e *env) withWorkspaceStore(ctx context.Context, workspace string, create b
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("workspace %q does not exist in database %s; check the name (agentcraft keys list --workspace NAME), "+
-			"or create it with --create-workspace", workspace, databaseName(cfg.Database.URL))
+			"or create it with --create-workspace", workspace, u)
 	case err != nil:
-		return fmt.Errorf("workspace %q in database %s: %w", workspace, databaseName(cfg.Database.URL), err)
+		return fmt.Errorf("workspace %q in database %s: %w", workspace, u, err)
 	}
 	return fn(st, ws)
 }

@@ -8,31 +8,28 @@ import (
 	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/search/extract"
-	"github.com/agentcraftlab/agentcraft/store"
 )
 
-// openKnowledge opens the search engine that goes with the configured
-// database (a search.db beside a SQLite store, the same PostgreSQL
-// database otherwise) with the configured embedder, and the knowledge
-// service over it and st.
-func openKnowledge(ctx context.Context, cfg config.Config, st store.Store, logger *slog.Logger) (*kb.Service, func(), error) {
+// openKnowledge builds the search engine on the opened database with the
+// configured embedder, and the knowledge service over it and the store.
+func openKnowledge(ctx context.Context, cfg config.Config, o *openedDB, logger *slog.Logger) (*kb.Service, func(), error) {
 	emb, err := newEmbedder(cfg.Search.Embedder)
 	if err != nil {
 		return nil, nil, err
 	}
-	eng, closer, err := kb.OpenEngine(ctx, cfg.Database.URL, emb, logger)
+	eng, closeEngine, err := openSearch(ctx, o.db, emb, logger)
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := kb.New(kb.Options{Store: st, Engine: eng, Logger: logger, Limits: &extract.Limits{
+	svc, err := kb.New(kb.Options{Store: o.st, Engine: eng, Logger: logger, Limits: &extract.Limits{
 		Timeout:   cfg.Search.ExtractTimeout,
 		MaxMemory: cfg.Search.ExtractMemoryMiB << 20,
 	}})
 	if err != nil {
-		closer.Close()
+		closeEngine()
 		return nil, nil, err
 	}
-	return svc, func() { closer.Close() }, nil
+	return svc, closeEngine, nil
 }
 
 // sweepKnowledge removes expired temporary knowledge bases and uploads

@@ -7,10 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/nodes"
@@ -87,18 +87,22 @@ func (e *env) agentNames(ctx context.Context) ([]string, error) {
 	for _, a := range cfg.Agents {
 		names = append(names, a.Name)
 	}
-	url := cfg.Database.URL
-	if path, ok := strings.CutPrefix(url, "sqlite://"); ok {
-		if _, err := os.Stat(path); err != nil {
-			fmt.Fprintf(e.stderr, "note: no database at %s yet, so only the file's agents were checked\n", path)
-			return names, nil
-		}
-	}
-	st, err := openStore(ctx, url, slog.New(slog.DiscardHandler))
+	u, err := parseDatabase(cfg.Database.URL)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
+	if u.Kind == database.SQLite {
+		if _, err := os.Stat(u.Path); err != nil {
+			fmt.Fprintf(e.stderr, "note: no database at %s yet, so only the file's agents were checked\n", u.Path)
+			return names, nil
+		}
+	}
+	o, err := openDatabase(ctx, u, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, err
+	}
+	defer o.close()
+	st := o.st
 	ws, err := st.Workspaces().GetByName(ctx, cfg.Server.Workspace)
 	if errors.Is(err, store.ErrNotFound) {
 		return names, nil

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agentcraftlab/agentcraft/internal/database"
 )
 
 // Which commands lock the database
@@ -51,16 +53,15 @@ func (l *dbLock) release() {
 	l.f = nil
 }
 
-// lockDatabase takes the exclusive lock of the SQLite database named by
-// url for command (serve, worker, mcp serve), writing this process's pid, command
+// lockDatabase takes the exclusive lock of the SQLite database u names
+// for command (serve, worker, mcp serve), writing this process's pid, command
 // and start time into the lock file so that a refused second process can
 // name the holder. It returns a nil lock for other databases.
-func lockDatabase(url, command string) (*dbLock, error) {
-	path, ok := strings.CutPrefix(url, "sqlite://")
-	if !ok || path == "" || path == ":memory:" {
+func lockDatabase(u database.URL, command string) (*dbLock, error) {
+	if u.Kind != database.SQLite || u.Path == database.MemoryPath {
 		return nil, nil
 	}
-	abs, err := filepath.Abs(path)
+	abs, err := filepath.Abs(u.Path)
 	if err != nil {
 		return nil, fmt.Errorf("lock database: %w", err)
 	}

@@ -71,7 +71,11 @@ Logs go to standard error; standard output carries only the protocol.`,
 			logger := newLogger(e.stderr, cfg.Log)
 			// It executes and resumes runs as serve does, so on SQLite it
 			// must be the only such process (see lock.go).
-			lock, err := lockDatabase(cfg.Database.URL, "mcp serve")
+			u, err := parseDatabase(cfg.Database.URL)
+			if err != nil {
+				return err
+			}
+			lock, err := lockDatabase(u, "mcp serve")
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/agentcraftlab/agentcraft/internal/database"
 )
 
 func TestMCPClientsCreateListRevoke(t *testing.T) {
@@ -52,7 +54,7 @@ func TestMCPClientsCreateListRevoke(t *testing.T) {
 // serve does.
 func TestMCPStdioRefusesLockedSQLite(t *testing.T) {
 	t.Chdir(t.TempDir())
-	held, err := lockDatabase("sqlite://./data/agentcraft.db", "serve")
+	held, err := lockDatabase(database.URL{Kind: database.SQLite, Path: "./data/agentcraft.db"}, "serve")
 	if err != nil {
 		t.Fatal(err)
 	}

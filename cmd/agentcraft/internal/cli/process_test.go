@@ -266,8 +266,9 @@ func TestServeOnTakenPortResumesNothing(t *testing.T) {
 }
 
 // TestDataFilesArePrivate: every file serve creates under data/ (the
-// database, its WAL and shared memory, search.db, the master key, the
-// lock) is 0600 whatever the umask, after start and a write.
+// database, its WAL and shared memory, the master key, the lock) is 0600
+// whatever the umask, after start and a write. The search index lives in
+// the database: no search.db appears.
 func TestDataFilesArePrivate(t *testing.T) {
 	old := syscall.Umask(0o022) // the common default, which leaves 0644
 	defer syscall.Umask(old)
@@ -310,10 +311,13 @@ func TestDataFilesArePrivate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"agentcraft.db", "agentcraft.db-wal", "search.db", "master.key", "agentcraft.db.lock"} {
+	for _, name := range []string{"agentcraft.db", "agentcraft.db-wal", "master.key", "agentcraft.db.lock"} {
 		if !slices.Contains(files, name) {
 			t.Errorf("data/ has no %s: %v", name, files)
 		}
+	}
+	if slices.Contains(files, legacySearchFile) {
+		t.Errorf("data/ has a %s: the search index belongs in agentcraft.db (%v)", legacySearchFile, files)
 	}
 	srv.kill(t)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/internal/egress"
 	"github.com/agentcraftlab/agentcraft/internal/gctune"
 	"github.com/agentcraftlab/agentcraft/kb"
@@ -65,9 +66,11 @@ func tuneGC(cfg config.Server, logger *slog.Logger) {
 	logger.Info("gc_settings", "gc_percent", set.GCPercent, "memory_limit", limit, "from_env", strings.Join(set.FromEnv, ","))
 }
 
-// stack is what a long-running command works with: the migrated store,
-// the knowledge service on the matching search engine, and the platform.
+// stack is what a long-running command works with: the database, the
+// migrated store on it, the knowledge service on the search engine on it,
+// and the platform.
 type stack struct {
+	db        *database.DB
 	st        store.Store
 	knowledge *kb.Service
 	p         *platform.Platform
@@ -95,12 +98,18 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 			s.close()
 		}
 	}()
-	if s.st, err = openStore(ctx, cfg.Database.URL, logger); err != nil {
+	u, err := parseDatabase(cfg.Database.URL)
+	if err != nil {
+		return nil, err
+	}
+	o, err := openDatabase(ctx, u, logger)
+	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	s.closers = append(s.closers, func() { s.st.Close() })
+	s.closers = append(s.closers, o.close)
+	s.db, s.st = o.db, o.st
 	var closeKnowledge func()
-	if s.knowledge, closeKnowledge, err = openKnowledge(ctx, cfg, s.st, platformLog); err != nil {
+	if s.knowledge, closeKnowledge, err = openKnowledge(ctx, cfg, o, platformLog); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, closeKnowledge)
@@ -149,7 +158,11 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 // fails there, before it could resume (and so repeat) the steps the first
 // one is running.
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready chan<- string) error {
-	lock, err := lockDatabase(cfg.Database.URL, "serve")
+	u, err := parseDatabase(cfg.Database.URL)
+	if err != nil {
+		return err
+	}
+	lock, err := lockDatabase(u, "serve")
 	if err != nil {
 		return err
 	}
@@ -211,7 +224,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	logger.Info("listening", "addr", ln.Addr().String(), "database", databaseName(cfg.Database.URL), "auth", cfg.Server.Auth, "version", version())
+	logger.Info("listening", "addr", ln.Addr().String(), "database", u.String(), "auth", cfg.Server.Auth, "version", version())
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

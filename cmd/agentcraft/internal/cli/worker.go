@@ -2,9 +2,10 @@ package cli
 
 import (
 	"context"
-	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentcraftlab/agentcraft/internal/database"
 )
 
 // workerCmd runs workflow runs from the queue without serving HTTP: the
@@ -22,11 +23,15 @@ func workerCmd(e *env) *cobra.Command {
 			}
 			logger := newLogger(e.stderr, cfg.Log)
 			tuneGC(cfg.Server, logger)
-			if strings.HasPrefix(cfg.Database.URL, "sqlite://") {
+			u, err := parseDatabase(cfg.Database.URL)
+			if err != nil {
+				return err
+			}
+			if u.Kind == database.SQLite {
 				logger.Warn("worker_on_sqlite", "reason", "serve already executes runs on SQLite, which allows one executing process",
 					"fix", "point database.url at PostgreSQL to run separate workers")
 			}
-			lock, err := lockDatabase(cfg.Database.URL, "worker")
+			lock, err := lockDatabase(u, "worker")
 			if err != nil {
 				return err
 			}
@@ -45,7 +50,7 @@ func workerCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			logger.Info("worker_started", "database", databaseName(cfg.Database.URL))
+			logger.Info("worker_started", "database", u.String())
 			<-ctx.Done()
 			logger.Info("worker_stopping")
 			sctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)

@@ -24,12 +24,17 @@ func TestWorkerExecutesQueuedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The enqueuing side: store, an insert-only queue, a service that never executes.
-	st, err := openStore(ctx, cfg.Database.URL, newLogger(&bytes.Buffer{}, cfg.Log))
+	u, err := parseDatabase(cfg.Database.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	q, err := queue.Open(ctx, queue.Config{DatabaseURL: cfg.Database.URL, InsertOnly: true}, nil)
+	o, err := openDatabase(ctx, u, newLogger(&bytes.Buffer{}, cfg.Log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.close()
+	st := o.st
+	q, err := queue.New(queue.Config{DB: o.db, InsertOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/internal/egress"
 	"github.com/agentcraftlab/agentcraft/queue"
 	"github.com/agentcraftlab/agentcraft/workflow"
@@ -61,7 +61,7 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 		return nil, err
 	}
 	w := &workflowRuntime{}
-	single := strings.HasPrefix(cfg.Database.URL, "sqlite://")
+	single := stk.db.Kind() == database.SQLite
 	w.runs = controlplane.New(st, eng, controlplane.Options{
 		SingleProcess:   single,
 		Logger:          logger,
@@ -84,13 +84,13 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 	if !execute && single {
 		return nil, fmt.Errorf("workflows.execute: false needs PostgreSQL: on SQLite this process is the only one that can execute runs")
 	}
-	qcfg := queue.Config{DatabaseURL: cfg.Database.URL, Workers: cfg.Workflows.Workers, Logger: logger, InsertOnly: !execute}
+	qcfg := queue.Config{DB: stk.db, Workers: cfg.Workflows.Workers, Logger: logger, InsertOnly: !execute}
 	if stk.knowledge != nil {
 		qcfg.Ingest = func(ctx context.Context, args queue.IngestArgs) error {
 			return stk.knowledge.RunJob(ctx, args.WorkspaceID, args.JobID, nil)
 		}
 	}
-	w.q, err = queue.Open(ctx, qcfg,
+	w.q, err = queue.New(qcfg,
 		func(ctx context.Context, args queue.RunArgs) error {
 			return w.runs.Execute(ctx, args.WorkspaceID, args.RunID)
 		})

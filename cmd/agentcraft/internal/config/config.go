@@ -26,6 +26,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/internal/gctune"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
@@ -457,8 +458,8 @@ func (c *Config) Validate() error {
 	default:
 		bad("log.format", "%q is not text or json", c.Log.Format)
 	}
-	if !strings.HasPrefix(c.Database.URL, "sqlite://") && !strings.HasPrefix(c.Database.URL, "postgres://") && !strings.HasPrefix(c.Database.URL, "postgresql://") {
-		bad("database.url", "%q must start with sqlite:// or postgres://", c.Database.URL)
+	if _, err := database.Parse(c.Database.URL); err != nil {
+		bad("database.url", "%v", err)
 	}
 	if e := c.Search.Embedder; e.Model == "" && (e.BaseURL != "" || e.APIKey != "" || e.Dimensions != 0) {
 		bad("search.embedder.model", "is empty: name the embedding model, e.g. text-embedding-3-small, or remove search.embedder")
