@@ -138,4 +138,3 @@ func rebuildError(kind, msg string) error {
 	}
 	return errors.New(msg)
 }
-

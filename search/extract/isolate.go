@@ -137,8 +137,7 @@ func rebuildError(kind, msg string) error {
 	case kindTooLarge:
 		return sandbox.Carried(msg, ErrTooLarge)
 	case kindTimeout:
-		return sandbox.Carried(msg + " (Limits.Timeout)", ErrTimeout)
+		return sandbox.Carried(msg+" (Limits.Timeout)", ErrTimeout)
 	}
 	return errors.New(msg)
 }
-
