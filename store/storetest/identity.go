@@ -262,7 +262,6 @@ func testUsers(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 }
 
-
 func testUserIdentities(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("LinkLookupUnlink", func(t *testing.T) {
 		t.Parallel()
