@@ -64,6 +64,24 @@ func (r workspaces) List(ctx context.Context) ([]Workspace, error) {
 	return out, nil
 }
 
+func (r workspaces) Rename(ctx context.Context, id, name string) (Workspace, error) {
+	if err := (Workspace{Name: name}).Validate(); err != nil {
+		return Workspace{}, r.c.errorf("rename workspace %s: %w", id, err)
+	}
+	w, err := r.c.d.WorkspaceRename(ctx, &WorkspaceRenameParams{ID: id, Name: name})
+	if err != nil {
+		return Workspace{}, r.c.errorf("rename workspace %s to %q: %w", id, name, err)
+	}
+	return w, nil
+}
+
+func (r workspaces) Delete(ctx context.Context, id string) error {
+	if err := r.c.d.WorkspaceDelete(ctx, id); err != nil {
+		return r.c.errorf("delete workspace %s: %w", id, err)
+	}
+	return nil
+}
+
 // apiKeys is APIKeys on a Driver.
 type apiKeys struct{ c Core }
 
@@ -75,10 +93,13 @@ func (r apiKeys) Create(ctx context.Context, k APIKey) (APIKey, error) {
 		k.ID = NewID()
 	}
 	k.Hash = append([]byte(nil), k.Hash...)
+	if k.Role == "" {
+		k.Role = RoleMember
+	}
 	k.CreatedAt = now()
 	k.LastUsedAt, k.RevokedAt = nil, nil
 	if err := r.c.d.APIKeyInsert(ctx, &APIKeyInsertParams{Key: k}); err != nil {
-		return APIKey{}, r.c.errorf("create api key %q: %w", k.Name, err)
+		return APIKey{}, r.c.errorf("create api key %q: %w", k.Name, r.c.missingParent(ctx, err, k.WorkspaceID, k.UserID))
 	}
 	return k, nil
 }

@@ -29,6 +29,7 @@ type Driver interface {
 	AgentDriver
 	ProviderDriver
 	AuditDriver
+	IdentityDriver
 }
 
 // WorkflowDriver holds the verbs of Workflows. A workflow reads with the
@@ -364,6 +365,17 @@ type WorkspaceDriver interface {
 	WorkspaceGetByName(ctx context.Context, name string) (Workspace, error)
 	// WorkspaceList orders by name (bytewise).
 	WorkspaceList(ctx context.Context) ([]Workspace, error)
+	// WorkspaceRename sets the name and returns the stored row; a taken
+	// name is ErrConflict, no row ErrNotFound.
+	WorkspaceRename(ctx context.Context, p *WorkspaceRenameParams) (Workspace, error)
+	// WorkspaceDelete deletes the workspace (its rows cascade); no row is
+	// ErrNotFound.
+	WorkspaceDelete(ctx context.Context, id string) error
+}
+
+// WorkspaceRenameParams name a workspace and its new name.
+type WorkspaceRenameParams struct {
+	ID, Name string
 }
 
 // WorkspaceInsertParams is the row WorkspaceInsert writes. IfAbsent lets a

@@ -5,8 +5,10 @@
 // credentials, usage, workflows with their versions, and workflow runs with
 // their checkpoints and events, the audit log, knowledge bases with their
 // ingest jobs, uploads, the OAuth clients of /mcp, per-workspace tool
-// settings, the MCP servers added through the API, and the imported OpenAPI
-// documents). Two drivers implement it: store/sqlite for
+// settings, the MCP servers added through the API, the imported OpenAPI
+// documents, and the people: users with their external identities,
+// workspace members and roles, browser sessions, invitations and one-time
+// sign-in links). Two drivers implement it: store/sqlite for
 // a single machine and store/postgres for several; store/storetest is the
 // conformance suite both must pass. Open a driver, run its migrations, then
 // use it:
@@ -70,6 +72,12 @@ type Store interface {
 	ToolSettings() ToolSettings
 	MCPServers() MCPServers
 	OpenAPIImports() OpenAPIImports
+	Users() Users
+	UserIdentities() UserIdentities
+	Members() Members
+	Sessions() Sessions
+	Invitations() Invitations
+	SignInLinks() SignInLinks
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

@@ -36,4 +36,13 @@ type Workspaces interface {
 	GetOrCreate(ctx context.Context, name string) (Workspace, error)
 	// List returns every workspace ordered by name.
 	List(ctx context.Context) ([]Workspace, error)
+	// Rename gives the workspace another name and returns it. A taken
+	// name gives ErrConflict, an unknown workspace ErrNotFound.
+	Rename(ctx context.Context, id, name string) (Workspace, error)
+	// Delete removes the workspace and, by cascade, every row that
+	// belongs to it (keys, members, agents, runs, knowledge bases, ...);
+	// the audit log keeps its events. Search indexes of its knowledge
+	// bases are not rows of the store: drop them first. An unknown
+	// workspace gives ErrNotFound.
+	Delete(ctx context.Context, id string) error
 }

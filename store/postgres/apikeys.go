@@ -8,12 +8,18 @@ import (
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
-const apiKeyColumns = `id, workspace_id, name, prefix, hash, created_at, last_used_at, revoked_at`
+const apiKeyColumns = `id, workspace_id, name, prefix, hash, role, scope, user_id, created_at, last_used_at, revoked_at`
 
 func scanAPIKey(row pgx.Row) (store.APIKey, error) {
-	var k store.APIKey
-	if err := row.Scan(&k.ID, &k.WorkspaceID, &k.Name, &k.Prefix, &k.Hash, &k.CreatedAt, &k.LastUsedAt, &k.RevokedAt); err != nil {
+	var (
+		k      store.APIKey
+		userID *string
+	)
+	if err := row.Scan(&k.ID, &k.WorkspaceID, &k.Name, &k.Prefix, &k.Hash, &k.Role, &k.Scope, &userID, &k.CreatedAt, &k.LastUsedAt, &k.RevokedAt); err != nil {
 		return store.APIKey{}, err
+	}
+	if userID != nil {
+		k.UserID = *userID
 	}
 	k.CreatedAt = k.CreatedAt.UTC()
 	k.LastUsedAt = utc(k.LastUsedAt)
@@ -24,8 +30,8 @@ func scanAPIKey(row pgx.Row) (store.APIKey, error) {
 func (d driver) APIKeyInsert(ctx context.Context, p *store.APIKeyInsertParams) error {
 	k := p.Key
 	_, err := d.s.pool.Exec(ctx,
-		`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL)`,
-		k.ID, k.WorkspaceID, k.Name, k.Prefix, k.Hash, k.CreatedAt)
+		`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL)`,
+		k.ID, k.WorkspaceID, k.Name, k.Prefix, k.Hash, string(k.Role), k.Scope, nullString(k.UserID), k.CreatedAt)
 	return mapErr(err)
 }
 

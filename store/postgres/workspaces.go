@@ -45,3 +45,17 @@ func (d driver) WorkspaceList(ctx context.Context) ([]store.Workspace, error) {
 	return queryList(ctx, d.s, scanWorkspace,
 		`SELECT `+workspaceColumns+` FROM workspaces ORDER BY name COLLATE "C"`)
 }
+
+func (d driver) WorkspaceRename(ctx context.Context, p *store.WorkspaceRenameParams) (store.Workspace, error) {
+	w, err := scanWorkspace(d.s.pool.QueryRow(ctx,
+		`UPDATE workspaces SET name = $1 WHERE id = $2 RETURNING `+workspaceColumns, p.Name, p.ID))
+	return w, mapErr(err)
+}
+
+func (d driver) WorkspaceDelete(ctx context.Context, id string) error {
+	tag, err := d.s.pool.Exec(ctx, `DELETE FROM workspaces WHERE id = $1`, id)
+	if err == nil {
+		err = affected(tag)
+	}
+	return mapErr(err)
+}

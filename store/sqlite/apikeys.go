@@ -8,17 +8,19 @@ import (
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
-const apiKeyColumns = `id, workspace_id, name, prefix, hash, created_at, last_used_at, revoked_at`
+const apiKeyColumns = `id, workspace_id, name, prefix, hash, role, scope, user_id, created_at, last_used_at, revoked_at`
 
 func scanAPIKey(sc scanner) (store.APIKey, error) {
 	var (
 		k               store.APIKey
 		created         int64
 		lastUsed, revok sql.NullInt64
+		userID          sql.NullString
 	)
-	if err := sc.Scan(&k.ID, &k.WorkspaceID, &k.Name, &k.Prefix, &k.Hash, &created, &lastUsed, &revok); err != nil {
+	if err := sc.Scan(&k.ID, &k.WorkspaceID, &k.Name, &k.Prefix, &k.Hash, &k.Role, &k.Scope, &userID, &created, &lastUsed, &revok); err != nil {
 		return store.APIKey{}, err
 	}
+	k.UserID = userID.String
 	k.CreatedAt = fromMicros(created)
 	k.LastUsedAt = fromNullMicros(lastUsed)
 	k.RevokedAt = fromNullMicros(revok)
@@ -28,8 +30,8 @@ func scanAPIKey(sc scanner) (store.APIKey, error) {
 func (d driver) APIKeyInsert(ctx context.Context, p *store.APIKeyInsertParams) error {
 	k := p.Key
 	_, err := d.s.writer.ExecContext(ctx,
-		`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)`,
-		k.ID, k.WorkspaceID, k.Name, k.Prefix, k.Hash, micros(k.CreatedAt))
+		`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
+		k.ID, k.WorkspaceID, k.Name, k.Prefix, k.Hash, string(k.Role), k.Scope, nullString(k.UserID), micros(k.CreatedAt))
 	return mapErr(err)
 }
 

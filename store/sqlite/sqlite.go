@@ -67,9 +67,12 @@ type Store struct {
 	// writeStmts holds the writer's prepared statements of the run hot
 	// path (Runs.Checkpoint, AppendEvents), keyed by SQL text; see
 	// writeStmt.
-	writeStmts sync.Map   // string → *sql.Stmt
-	prepareMu  sync.Mutex // serializes preparing keyByHash and writeStmts
-	logger     *slog.Logger
+	writeStmts sync.Map // string → *sql.Stmt
+	// readStmts holds the reader's prepared statements of other hot
+	// reads (Sessions.GetByHash), keyed by SQL text; see readStmt.
+	readStmts sync.Map   // string → *sql.Stmt
+	prepareMu sync.Mutex // serializes preparing keyByHash, writeStmts and readStmts
+	logger    *slog.Logger
 
 	closeOnce sync.Once
 	closeErr  error // set once by Close
@@ -157,6 +160,25 @@ func (s *Store) writeStmt(ctx context.Context, query string) (*sql.Stmt, error) 
 	return stmt, nil
 }
 
+// readStmt returns query prepared on the reader pool (database/sql
+// re-prepares it on each connection as needed).
+func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if stmt, ok := s.readStmts.Load(query); ok {
+		return stmt.(*sql.Stmt), nil
+	}
+	s.prepareMu.Lock()
+	defer s.prepareMu.Unlock()
+	if stmt, ok := s.readStmts.Load(query); ok {
+		return stmt.(*sql.Stmt), nil
+	}
+	stmt, err := s.reader.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	s.readStmts.Store(query, stmt)
+	return stmt, nil
+}
+
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.db.Path() }
 
@@ -215,10 +237,12 @@ func (s *Store) Close() error {
 		if stmt := s.keyByHash.Load(); stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
-		s.writeStmts.Range(func(_, stmt any) bool {
-			errs = append(errs, stmt.(*sql.Stmt).Close())
-			return true
-		})
+		for _, m := range []*sync.Map{&s.writeStmts, &s.readStmts} {
+			m.Range(func(_, stmt any) bool {
+				errs = append(errs, stmt.(*sql.Stmt).Close())
+				return true
+			})
+		}
 		if s.ownsDB {
 			errs = append(errs, s.db.Close())
 		}

@@ -45,3 +45,17 @@ func (d driver) WorkspaceGetByName(ctx context.Context, name string) (store.Work
 func (d driver) WorkspaceList(ctx context.Context) ([]store.Workspace, error) {
 	return queryList(ctx, d.s.reader, scanWorkspace, `SELECT `+workspaceColumns+` FROM workspaces ORDER BY name`)
 }
+
+func (d driver) WorkspaceRename(ctx context.Context, p *store.WorkspaceRenameParams) (store.Workspace, error) {
+	w, err := scanWorkspace(d.s.writer.QueryRowContext(ctx,
+		`UPDATE workspaces SET name = ? WHERE id = ? RETURNING `+workspaceColumns, p.Name, p.ID))
+	return w, mapErr(err)
+}
+
+func (d driver) WorkspaceDelete(ctx context.Context, id string) error {
+	res, err := d.s.writer.ExecContext(ctx, `DELETE FROM workspaces WHERE id = ?`, id)
+	if err == nil {
+		err = rowsAffected(res)
+	}
+	return mapErr(err)
+}

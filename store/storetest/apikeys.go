@@ -29,7 +29,7 @@ func testAPIKeys(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatalf("Create(k1) = %v", err)
 		}
 		after := time.Now()
-		want := store.APIKey{ID: k1.ID, WorkspaceID: a.ID, Name: "ci", Prefix: "ac_k1", Hash: keyHash("ac_k1-secret"), CreatedAt: k1.CreatedAt}
+		want := store.APIKey{ID: k1.ID, WorkspaceID: a.ID, Name: "ci", Prefix: "ac_k1", Hash: keyHash("ac_k1-secret"), Role: store.RoleMember, CreatedAt: k1.CreatedAt}
 		if diff := cmp.Diff(want, k1); diff != "" || k1.ID == "" {
 			t.Errorf("Create(k1) mismatch, id %q (-want +got):\n%s", k1.ID, diff)
 		}

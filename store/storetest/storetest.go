@@ -14,7 +14,10 @@
 // (a row of workspace A is invisible and untouchable from workspace B),
 // revoked keys, upsert semantics, usage arithmetic and concurrent usage
 // writes, workflow versions, run leases and transitions, insert-once
-// checkpoints (raced by concurrent executors) and idempotent run events.
+// checkpoints (raced by concurrent executors) and idempotent run events,
+// users (normalized addresses, the compare-and-swap login state), members
+// (the last owner kept, under concurrent demotions), sessions (idle and
+// absolute expiry), invitations and sign-in links (used once, raced).
 // Subtests run in parallel, each on its own store.
 package storetest
 
@@ -51,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("ToolSettings", func(t *testing.T) { testToolSettings(t, open) })
 	t.Run("MCPServers", func(t *testing.T) { testMCPServers(t, open) })
 	t.Run("OpenAPIImports", func(t *testing.T) { testOpenAPIImports(t, open) })
+	t.Run("Identity", func(t *testing.T) { testIdentity(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {

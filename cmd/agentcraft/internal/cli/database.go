@@ -66,6 +66,16 @@ func parseDatabase(url string) (database.URL, error) {
 	return u, nil
 }
 
+// openConfigured parses the configured database.url and opens it
+// (openDatabase): what a short command does first.
+func openConfigured(ctx context.Context, url string, logger *slog.Logger) (*openedDB, error) {
+	u, err := parseDatabase(url)
+	if err != nil {
+		return nil, err
+	}
+	return openDatabase(ctx, u, logger)
+}
+
 // openDatabase opens the database u names, builds the store on it and
 // migrates everything, in the order above. It logs which database it
 // opened, and whether it had to create it, so that a command run from the

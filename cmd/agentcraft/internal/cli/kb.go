@@ -44,11 +44,7 @@ func (e *env) withKB(ctx context.Context, workspace string, create bool, fn func
 		workspace = cfg.Server.Workspace
 	}
 	logger := newLogger(e.stderr, cfg.Log)
-	u, err := parseDatabase(cfg.Database.URL)
-	if err != nil {
-		return err
-	}
-	o, err := openDatabase(ctx, u, logger)
+	o, err := openConfigured(ctx, cfg.Database.URL, logger)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -88,7 +89,7 @@ func (e *env) auditKey(ctx context.Context, st store.Store, ev store.AuditEvent)
 
 func keysCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{Use: "keys", Short: "Manage API keys"}
-	var workspace, name string
+	var workspace, name, role, scope string
 	var createWorkspace bool
 	create := &cobra.Command{
 		Use:   "create",
@@ -98,14 +99,15 @@ func keysCmd(e *env) *cobra.Command {
 			return e.withWorkspaceStore(cmd.Context(), workspace, createWorkspace, func(st store.Store, ws store.Workspace) error {
 				key := newAPIKey()
 				h := sha256.Sum256([]byte(key))
-				k, err := st.APIKeys().Create(cmd.Context(), store.APIKey{WorkspaceID: ws.ID, Name: name, Prefix: key[:len(keyPrefix)+6], Hash: h[:]})
+				k, err := st.APIKeys().Create(cmd.Context(), store.APIKey{WorkspaceID: ws.ID, Name: name, Prefix: key[:len(keyPrefix)+6], Hash: h[:],
+					Role: store.Role(role), Scope: scope})
 				if err != nil {
 					return err
 				}
 				fmt.Fprintln(e.stdout, key)
-				fmt.Fprintf(e.stderr, "created key %s (%s) for workspace %q; it is shown only now, store it safely\n", k.ID, k.Prefix, ws.Name)
+				fmt.Fprintf(e.stderr, "created %s key %s (%s) for workspace %q; it is shown only now, store it safely\n", k.Role, k.ID, k.Prefix, ws.Name)
 				e.auditKey(cmd.Context(), st, store.AuditEvent{WorkspaceID: ws.ID, Action: "apikey.create", Target: "apikey:" + k.ID,
-					Details: audit.Details(map[string]any{"name": name})})
+					Details: audit.Details(map[string]any{"name": name, "role": string(k.Role), "scope": k.Scope})})
 				return nil
 			})
 		},
@@ -113,6 +115,8 @@ func keysCmd(e *env) *cobra.Command {
 	create.Flags().StringVar(&workspace, "workspace", "default", "workspace the key gives access to; it must exist or be declared in the configuration (server.workspace, workspaces)")
 	create.Flags().BoolVar(&createWorkspace, "create-workspace", false, "create the workspace when it does not exist")
 	create.Flags().StringVar(&name, "name", "", "a label to tell keys apart")
+	create.Flags().StringVar(&role, "role", "member", "the key's role in the workspace: owner, admin, member or guest")
+	create.Flags().StringVar(&scope, "scope", "", "narrow the key below its role: chat (read and chat only) or read")
 
 	list := &cobra.Command{
 		Use:   "list",
@@ -125,9 +129,10 @@ func keysCmd(e *env) *cobra.Command {
 					return err
 				}
 				tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tPREFIX\tNAME\tCREATED\tLAST USED\tREVOKED")
+				fmt.Fprintln(tw, "ID\tPREFIX\tNAME\tROLE\tSCOPE\tCREATED\tLAST USED\tREVOKED")
 				for _, k := range keys {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name, k.CreatedAt.Format("2006-01-02 15:04"), fmtTime(k.LastUsedAt), fmtTime(k.RevokedAt))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name, k.Role, cmp.Or(k.Scope, "-"),
+						k.CreatedAt.Format("2006-01-02 15:04"), fmtTime(k.LastUsedAt), fmtTime(k.RevokedAt))
 				}
 				return tw.Flush()
 			})
