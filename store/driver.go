@@ -29,6 +29,8 @@ type Driver interface {
 	AgentDriver
 	ProviderDriver
 	AuditDriver
+	ConversationDriver
+	MemoryDriver
 }
 
 // WorkflowDriver holds the verbs of Workflows. A workflow reads with the

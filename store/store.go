@@ -5,11 +5,11 @@
 // credentials, usage, workflows with their versions, and workflow runs with
 // their checkpoints and events, the audit log, knowledge bases with their
 // ingest jobs, uploads, the OAuth clients of /mcp, per-workspace tool
-// settings, the MCP servers added through the API, and the imported OpenAPI
-// documents). Two drivers implement it: store/sqlite for
-// a single machine and store/postgres for several; store/storetest is the
-// conformance suite both must pass. Open a driver, run its migrations, then
-// use it:
+// settings, the MCP servers added through the API, the imported OpenAPI
+// documents, and conversations with their messages and memory items). Two
+// drivers implement it: store/sqlite for a single machine and
+// store/postgres for several; store/storetest is the conformance suite both
+// must pass. Open a driver, run its migrations, then use it:
 //
 //	st, err := sqlite.Open(ctx, "data/agentcraft.db", nil)
 //	if err != nil { ... }
@@ -70,6 +70,8 @@ type Store interface {
 	ToolSettings() ToolSettings
 	MCPServers() MCPServers
 	OpenAPIImports() OpenAPIImports
+	Conversations() Conversations
+	Memories() Memories
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

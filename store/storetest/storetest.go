@@ -14,7 +14,8 @@
 // (a row of workspace A is invisible and untouchable from workspace B),
 // revoked keys, upsert semantics, usage arithmetic and concurrent usage
 // writes, workflow versions, run leases and transitions, insert-once
-// checkpoints (raced by concurrent executors) and idempotent run events.
+// checkpoints (raced by concurrent executors), idempotent run events, and
+// conversations whose concurrent appends never share a seq.
 // Subtests run in parallel, each on its own store.
 package storetest
 
@@ -51,6 +52,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("ToolSettings", func(t *testing.T) { testToolSettings(t, open) })
 	t.Run("MCPServers", func(t *testing.T) { testMCPServers(t, open) })
 	t.Run("OpenAPIImports", func(t *testing.T) { testOpenAPIImports(t, open) })
+	t.Run("Conversations", func(t *testing.T) { testConversations(t, open) })
+	t.Run("Memories", func(t *testing.T) { testMemories(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {
