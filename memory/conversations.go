@@ -78,15 +78,23 @@ func (c *Conversations) Create(ctx context.Context, p run.Principal, in NewConve
 		Title: in.Title, Agent: in.Agent, ExternalRef: in.ExternalRef})
 }
 
+// ErrUnknownConversation reports a conversation that does not exist for
+// the caller: an unknown id, or another owner's conversation (which is
+// not there for the caller). It comes wrapped with store.ErrNotFound too.
+var ErrUnknownConversation = errors.New("unknown conversation")
+
+func unknownConversation(id string) error {
+	return fmt.Errorf("memory: %w %q: %w", ErrUnknownConversation, id, store.ErrNotFound)
+}
+
 // Get returns p's conversation id.
 func (c *Conversations) Get(ctx context.Context, p run.Principal, id string) (store.Conversation, error) {
 	cv, err := c.st.Conversations().Get(ctx, p.WorkspaceID, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && cv.Owner != Owner(p) {
+		return store.Conversation{}, unknownConversation(id)
+	}
 	if err != nil {
 		return store.Conversation{}, err
-	}
-	if cv.Owner != Owner(p) {
-		// Someone else's conversation is not there for p.
-		return store.Conversation{}, fmt.Errorf("memory: get conversation %s: %w", id, store.ErrNotFound)
 	}
 	return cv, nil
 }
@@ -101,7 +109,7 @@ func (c *Conversations) Attach(ctx context.Context, p run.Principal, ref, agent 
 		case err == nil && cv.Owner == Owner(p):
 			return cv, nil
 		case err == nil:
-			return store.Conversation{}, fmt.Errorf("memory: conversation %q: %w", ref, store.ErrNotFound)
+			return store.Conversation{}, unknownConversation(ref)
 		case !errors.Is(err, store.ErrNotFound):
 			return store.Conversation{}, err
 		}

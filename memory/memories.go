@@ -135,8 +135,8 @@ func (m *Memories) ownConversation(ctx context.Context, p run.Principal, id stri
 		return fmt.Errorf("memory: %w: a conversation memory needs a conversation", store.ErrInvalid)
 	}
 	cv, err := m.st.Conversations().Get(ctx, p.WorkspaceID, id)
-	if err == nil && cv.Owner != Owner(p) {
-		err = fmt.Errorf("memory: conversation %s: %w", id, store.ErrNotFound)
+	if errors.Is(err, store.ErrNotFound) || err == nil && cv.Owner != Owner(p) {
+		return unknownConversation(id)
 	}
 	return err
 }
@@ -269,9 +269,9 @@ func (m *Memories) Forget(ctx context.Context, p run.Principal, id string) error
 		return err
 	}
 	if err := m.write(ctx, bucketOf(row), func(b bucket) error { return m.eng.Delete(ctx, b.name, id) }); err != nil {
-		// Recall reads every hit back from the store, so the stale entry
-		// is never returned.
-		return fmt.Errorf("memory: unindex memory %s: %w", id, err)
+		// Forgotten all the same: Recall reads every hit back from the
+		// store, so the stale entry is never returned.
+		m.logger.Warn("memory_unindex_failed", "workspace_id", p.WorkspaceID, "memory_id", id, "error", err)
 	}
 	return nil
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm"
 )
 
-// errNoConversations refuses a caller naming a conversation on a Runner
+// ErrNoConversations refuses a caller naming a conversation on a Runner
 // built without Options.Conversations.
-var errNoConversations = errors.New("run: conversations are not available on this server (run.Options.Conversations is not set)")
+var ErrNoConversations = errors.New("run: conversations are not available on this server (run.Options.Conversations is not set)")
 
 // inConversation is Run in the caller's conversation: the stored history
 // goes before the input, and the input's new messages and the answer are
@@ -22,8 +22,8 @@ func (a *Agent) inConversation(ctx context.Context, in agent.Input) iter.Seq2[ag
 	return func(yield func(agent.Event, error) bool) {
 		conv := a.r.conv
 		if conv == nil {
-			a.Refused(errNoConversations)
-			yield(agent.Event{}, errNoConversations)
+			a.Refused(ErrNoConversations)
+			yield(agent.Event{}, ErrNoConversations)
 			return
 		}
 		c := a.caller

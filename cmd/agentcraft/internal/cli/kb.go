@@ -49,7 +49,7 @@ func (e *env) withKB(ctx context.Context, workspace string, create bool, fn func
 		return err
 	}
 	defer st.Close()
-	svc, closeKnowledge, err := openKnowledge(ctx, cfg, st, logger)
+	svc, _, closeKnowledge, err := openKnowledge(ctx, cfg, st, logger)
 	if err != nil {
 		return err
 	}

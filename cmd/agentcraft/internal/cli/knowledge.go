@@ -14,15 +14,15 @@ import (
 // openKnowledge opens the search engine that goes with the configured
 // database (a search.db beside a SQLite store, the same PostgreSQL
 // database otherwise) with the configured embedder, and the knowledge
-// service over it and st.
-func openKnowledge(ctx context.Context, cfg config.Config, st store.Store, logger *slog.Logger) (*kb.Service, func(), error) {
+// service over it and st. The engine serves memory (package memory) too.
+func openKnowledge(ctx context.Context, cfg config.Config, st store.Store, logger *slog.Logger) (*kb.Service, kb.Engine, func(), error) {
 	emb, err := newEmbedder(cfg.Search.Embedder)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	eng, closer, err := kb.OpenEngine(ctx, cfg.Database.URL, emb, logger)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	svc, err := kb.New(kb.Options{Store: st, Engine: eng, Logger: logger, Limits: &extract.Limits{
 		Timeout:   cfg.Search.ExtractTimeout,
@@ -30,9 +30,9 @@ func openKnowledge(ctx context.Context, cfg config.Config, st store.Store, logge
 	}})
 	if err != nil {
 		closer.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return svc, func() { closer.Close() }, nil
+	return svc, eng, func() { closer.Close() }, nil
 }
 
 // sweepKnowledge removes expired temporary knowledge bases and uploads
