@@ -218,9 +218,28 @@ func TestConversationsAPI(t *testing.T) {
 	wantError(t, resp, body, http.StatusBadRequest, "invalid_request")
 	resp, body = c.do("POST", "/api/conversations", `{"title":"`+strings.Repeat("x", 201)+`"}`)
 	wantError(t, resp, body, http.StatusBadRequest, "invalid_request")
-	if fake.Remaining() != 0 || len(fake.Requests()) != 0 {
+	if len(fake.Requests()) != 0 {
 		t.Errorf("refused chats reached the upstream: %d requests", len(fake.Requests()))
 	}
+	// The stream's done event comes after the turn is stored.
+	fake.Push(llmtest.Turn{Text: "streamed"})
+	resp, body = c.do("POST", "/api/chat/stream", `{"agent":"helper","conversation_id":"`+cv.ID+`","messages":[{"role":"user","content":"first"}]}`)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "event: done") {
+		t.Fatalf("stream = %d %s", resp.StatusCode, body)
+	}
+	var got struct{ Messages []store.Message }
+	c.json("GET", "/api/conversations/"+cv.ID, "", http.StatusOK, &got)
+	if len(got.Messages) != 2 || got.Messages[1].Content != "streamed" {
+		t.Errorf("thread after the stream = %+v, want the turn stored", got.Messages)
+	}
+	// /v1 with a conversation field continues the same thread.
+	fake.Push(llmtest.Turn{Text: "again", Check: func(body map[string]any) {
+		want := []string{"system: Help.", "user: first", "assistant: streamed", "user: second"}
+		if diff := cmp.Diff(want, upstreamTurns(body)); diff != "" {
+			t.Errorf("/v1 with conversation sent (-want +got):\n%s", diff)
+		}
+	}})
+	c.json("POST", "/v1/chat/completions", `{"model":"helper","conversation":{"id":"`+cv.ID+`"},"messages":[{"role":"user","content":"second"}]}`, http.StatusOK, nil)
 	c.json("DELETE", "/api/conversations/"+cv.ID, "", http.StatusNoContent, nil)
 	resp, body = c.do("GET", "/api/conversations/"+cv.ID, "")
 	wantError(t, resp, body, http.StatusNotFound, "conversation_not_found")
