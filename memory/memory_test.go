@@ -491,3 +491,55 @@ func TestPIIPolicy(t *testing.T) {
 		t.Errorf("Remember(no PII, block) = %v", err)
 	}
 }
+
+// FuzzBeginClientHistory feeds Begin client histories of any shape against
+// a stored thread: it never fails, what it stores is a suffix of the
+// client's turns, and what it sends ends with them.
+func FuzzBeginClientHistory(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3}, []byte{0, 1, 2, 3, 4})
+	f.Add([]byte{0, 1, 2, 3}, []byte{0, 1, 2})
+	f.Add([]byte{}, []byte{5})
+	f.Add([]byte{0, 1}, []byte{7, 7, 0, 1})
+	st := openStore(f)
+	ws := workspace(f, st, "fuzz")
+	convs := memory.NewConversations(st, nil)
+	p := key(ws, "k1")
+	msg := func(b byte, i int) llm.Message {
+		role := llm.RoleUser
+		if i%2 == 1 {
+			role = llm.RoleAssistant
+		}
+		return llm.Text(role, fmt.Sprintf("m%d", b%6))
+	}
+	f.Fuzz(func(t *testing.T, thread, client []byte) {
+		if len(thread) > 40 || len(client) > 40 {
+			return
+		}
+		ctx := context.Background()
+		cv, err := convs.Create(ctx, p, memory.NewConversation{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stored []llm.Message
+		for i, b := range thread {
+			stored = append(stored, msg(b, i))
+		}
+		if err := convs.Finish(ctx, p, cv.ID, stored); err != nil {
+			t.Fatal(err)
+		}
+		var in []llm.Message
+		for i, b := range client {
+			in = append(in, msg(b, i))
+		}
+		send, fresh, err := convs.Begin(ctx, p, cv.ID, in, run.History{ClientHistory: true})
+		if err != nil {
+			t.Fatalf("Begin = %v", err)
+		}
+		if len(fresh) > len(in) || !cmp.Equal(texts(fresh), texts(in[len(in)-len(fresh):])) {
+			t.Fatalf("fresh %q is not a suffix of the client's %q", texts(fresh), texts(in))
+		}
+		if len(send) < len(fresh) || !cmp.Equal(texts(send[len(send)-len(fresh):]), texts(fresh)) {
+			t.Fatalf("send %q does not end with the new turns %q", texts(send), texts(fresh))
+		}
+	})
+}
