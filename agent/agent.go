@@ -25,6 +25,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"log/slog"
 	"strings"
 	"time"
@@ -243,6 +244,13 @@ type Result struct {
 // Generate runs the agent and collects the stream. On error it returns
 // what was collected so far with the error.
 func (a *Agent) Generate(ctx context.Context, in Input) (Result, error) {
+	return Collect(a.Run(ctx, in))
+}
+
+// Collect collects the events of a run, as Generate does, for a caller
+// that wraps Run (the run seam does). On error it returns what was
+// collected so far with the error.
+func Collect(events iter.Seq2[Event, error]) (Result, error) {
 	var (
 		res   Result
 		text  strings.Builder
@@ -255,7 +263,7 @@ func (a *Agent) Generate(ctx context.Context, in Input) (Result, error) {
 		}
 		return m
 	}
-	for ev, err := range a.Run(ctx, in) {
+	for ev, err := range events {
 		if err != nil {
 			res.Message = message()
 			return res, err

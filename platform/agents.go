@@ -39,6 +39,10 @@ type Agent struct {
 	ModelID  string
 	// ToolProgress streams internal tool calls as reasoning text.
 	ToolProgress bool
+	// PII is the PII policy the agent's model chain applies (its own
+	// over its workspace's over its provider's); nil: none. Package
+	// memory applies it to what the agent remembers.
+	PII *middleware.PIISettings
 }
 
 type agentEntry struct {
@@ -162,7 +166,8 @@ func (p *Platform) build(ctx context.Context, row store.Agent, off catalog.Disab
 		Logger:             p.logger.With("agent", row.Name),
 		Warnings:           warnings,
 	}
-	return &Agent{Runtime: rt, Row: row, Provider: provName, ModelID: modelID, ToolProgress: as.ToolProgress}, nil
+	piiPolicy := middleware.Merge(middleware.Merge(pr.Settings(), p.wsSafety[row.WorkspaceID]), as.Settings).PII
+	return &Agent{Runtime: rt, Row: row, Provider: provName, ModelID: modelID, ToolProgress: as.ToolProgress, PII: piiPolicy}, nil
 }
 
 // chain wraps the provider's model in the middleware chain (outermost
@@ -247,7 +252,7 @@ func configAgentRow(ca AgentSpec, workspaceID string) (store.Agent, error) {
 		Model:        ca.Model,
 		Instructions: ca.Instructions,
 		Tools:        ca.Tools,
-		Params: store.AgentParams{Temperature: ca.Temperature, MaxTokens: ca.MaxTokens, MaxSteps: ca.MaxSteps, Middleware: mw, KnowledgeBases: ca.KnowledgeBases,
+		Params: store.AgentParams{Temperature: ca.Temperature, MaxTokens: ca.MaxTokens, MaxSteps: ca.MaxSteps, Middleware: mw, KnowledgeBases: ca.KnowledgeBases, Memory: ca.Memory,
 			TokenBudget: ca.TokenBudget, ToolTimeoutSeconds: int(ca.ToolTimeout.Round(time.Second) / time.Second), MaxToolResultBytes: ca.MaxToolResultBytes},
 		Source: store.SourceConfig,
 	}, nil

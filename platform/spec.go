@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/provider"
+	"github.com/agentcraftlab/agentcraft/store"
 )
 
 // ProviderConfig is one LLM provider as agentcraft.yaml defines it.
@@ -49,6 +50,9 @@ type AgentSpec struct {
 	// KnowledgeBases names the workspace's knowledge bases the agent
 	// answers from, with numbered citations. Default none.
 	KnowledgeBases []string `yaml:"knowledge_bases"`
+	// Memory gives the agent the recall, remember and forget tools and
+	// tunes its conversations; see store.AgentMemory. Default none.
+	Memory *store.AgentMemory `yaml:"memory"`
 	// Middleware overrides the provider's settings for this agent.
 	Middleware middleware.Settings `yaml:",inline"`
 }

@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/agent"
@@ -32,6 +33,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/provider"
 	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/tool"
 )
 
 // ErrUnknownAgent reports a name that is not an agent of the caller's
@@ -61,6 +63,11 @@ type Principal struct {
 	// EndUser is the person a front end says it asks for (Open WebUI's
 	// user headers, the OpenAI "user" field); usage is attributed to it.
 	EndUser string
+	// UserID is the person on whose behalf the run happens: a signed-in
+	// user, or the user an API key belongs to; "" when there is none.
+	// Personal memory and conversations belong to (WorkspaceID, UserID)
+	// when it is set (package memory, Owner).
+	UserID string
 }
 
 // ActorString is the actor as usage rows and audit events name it:
@@ -95,6 +102,17 @@ type Caller struct {
 	Surface Surface
 	// RunID is the workflow run an agent node belongs to.
 	RunID string
+	// ConversationID, when set, continues that stored conversation of the
+	// caller's (Options.Conversations): Agent.Run sends the thread's
+	// history (its summary and recent turns) before the input's messages,
+	// and stores the input's new messages and the answer when the run
+	// finishes, so every surface continues threads the same way.
+	ConversationID string
+	// ClientHistory says the input's messages are the whole conversation
+	// as the client keeps it (Open WebUI resends every turn): the seam
+	// then stores only the messages the thread does not hold yet and
+	// sends them after the stored history, instead of repeating it.
+	ClientHistory bool
 }
 
 // Options configure a Runner.
@@ -102,20 +120,64 @@ type Options struct {
 	// Gate decides every server tool call of every run (capability
 	// approvals). Default nil: every call runs.
 	Gate agent.Gate
+	// Conversations keeps the threads callers continue
+	// (Caller.ConversationID); package memory implements it. Default
+	// nil: a caller naming a conversation gets an error.
+	Conversations Conversations
+	// Memory gives agents whose spec enables memory their memory tools,
+	// bound to the caller; package memory implements it. Default nil: no
+	// memory tools.
+	Memory MemoryTools
+}
+
+// Conversations is the store of threads the seam continues.
+type Conversations interface {
+	// Begin returns the messages to send for a run that continues the
+	// caller's conversation id with input (with h.ClientHistory, the
+	// whole conversation as the client keeps it), compacting the
+	// thread when it outgrows h.BudgetTokens, and the messages of input
+	// that are new to the thread, for Finish. A conversation that is not
+	// the caller's is an error wrapping store.ErrNotFound.
+	Begin(ctx context.Context, p Principal, id string, input []llm.Message, h History) (send, fresh []llm.Message, err error)
+	// Finish appends the messages of a finished run to the conversation.
+	Finish(ctx context.Context, p Principal, id string, msgs []llm.Message) error
+}
+
+// History is how a run reads its conversation.
+type History struct {
+	// ClientHistory is Caller.ClientHistory.
+	ClientHistory bool
+	// BudgetTokens bounds the estimated size of the history sent; 0 is
+	// the implementation's default.
+	BudgetTokens int
+	// Summarizer writes the summary that compaction stores: the agent's
+	// model, each call metered and recorded as a run of its own;
+	// ModelID is its llm.Request.Model.
+	Summarizer llm.Model
+	ModelID    string
+}
+
+// MemoryTools builds the memory tools of an agent whose spec enables
+// memory (store.AgentMemory), bound to the caller: the tools read and
+// write only what the principal may, whatever the model asks.
+type MemoryTools interface {
+	Tools(p Principal, conversationID string, def *platform.Agent) []tool.Tool
 }
 
 // Runner resolves and runs agents for callers. It is safe for concurrent
 // use.
 type Runner struct {
-	p    *platform.Platform
-	gate agent.Gate
+	p      *platform.Platform
+	gate   agent.Gate
+	conv   Conversations
+	memory MemoryTools
 }
 
 // New returns a Runner over p's agents. p must outlive it.
 func New(p *platform.Platform, opts *Options) *Runner {
 	r := &Runner{p: p}
 	if opts != nil {
-		r.gate = opts.Gate
+		r.gate, r.conv, r.memory = opts.Gate, opts.Conversations, opts.Memory
 	}
 	return r
 }
@@ -153,6 +215,9 @@ func (r *Runner) bind(c Caller, def *platform.Agent) *Agent {
 	if r.gate != nil {
 		rt.Gate = r.gate
 	}
+	if m := def.Row.Params.Memory; m != nil && m.Enabled && r.memory != nil {
+		rt.Tools = append(slices.Clip(rt.Tools), r.memory.Tools(c.Principal, c.ConversationID, def)...)
+	}
 	a.Runtime = &rt
 	return a
 }
@@ -163,8 +228,9 @@ type Agent struct {
 	// Def is the resolved definition: its stored row, provider and model.
 	Def *platform.Agent
 	// Runtime runs the tool loop, bound to the caller. A surface that
-	// changes a setting for one request (temperature, say) copies it:
-	// the copy stays bound.
+	// changes a setting for one request (temperature, say) copies it,
+	// sets the copy here and calls Run (the copy stays bound; Run adds
+	// the caller's conversation).
 	Runtime *agent.Agent
 
 	r      *Runner
@@ -174,14 +240,19 @@ type Agent struct {
 	meter provider.Meter
 }
 
-// Run runs the agent's tool loop (agent.Agent.Run).
+// Run runs the agent's tool loop (agent.Agent.Run), in the caller's
+// conversation when it names one (Caller.ConversationID).
 func (a *Agent) Run(ctx context.Context, in agent.Input) iter.Seq2[agent.Event, error] {
-	return a.Runtime.Run(ctx, in)
+	if a.caller.ConversationID == "" {
+		return a.Runtime.Run(ctx, in)
+	}
+	return a.inConversation(ctx, in)
 }
 
-// Generate runs the agent and collects the answer (agent.Agent.Generate).
+// Generate runs the agent and collects the answer (agent.Agent.Generate),
+// in the caller's conversation when it names one.
 func (a *Agent) Generate(ctx context.Context, in agent.Input) (agent.Result, error) {
-	return a.Runtime.Generate(ctx, in)
+	return agent.Collect(a.Run(ctx, in))
 }
 
 // Upstream is the time the agent's runs have spent waiting on providers.

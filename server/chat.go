@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/agent"
@@ -44,6 +45,12 @@ type chatBody struct {
 	// budget (input plus output over the whole run) for this request.
 	MaxSteps  int `json:"max_steps"`
 	MaxTokens int `json:"max_tokens"`
+	// ConversationID continues a stored conversation of the caller's
+	// (POST /api/conversations): messages then hold only the new turn,
+	// the thread's history goes before it (its summary and recent turns,
+	// compacted past the agent's budget), and the turn and the answer are
+	// stored before the answer is sent.
+	ConversationID string `json:"conversation_id"`
 	// Files names uploads (POST /api/upload) for the conversation, as on
 	// /v1/chat/completions; content parts {"type":"file"} work too.
 	Files []struct {
@@ -113,7 +120,8 @@ func (s *Server) beginChat(w http.ResponseWriter, r *http.Request, buffered bool
 			fileIDs = append(fileIDs, f.ID)
 		}
 	}
-	a, err := s.runner.Agent(ctx, run.Caller{Principal: run.PrincipalOf(c.pr), Surface: run.SurfaceChat}, body.Agent)
+	a, err := s.runner.Agent(ctx, run.Caller{Principal: run.PrincipalOf(c.pr), Surface: run.SurfaceChat,
+		ConversationID: strings.TrimSpace(body.ConversationID)}, body.Agent)
 	if err != nil {
 		c.fail(w, err)
 		return nil, nil, false
@@ -147,6 +155,9 @@ func chatError(err error) *apierr.Error {
 		return apierr.NotFound("agent_not_found", err.Error()+": name an agent listed by GET /api/agents")
 	case errors.Is(err, platform.ErrUnknownProvider):
 		return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeUpstream, Code: "provider_not_configured", Message: err.Error()}
+	}
+	if ae := openaiapi.ConversationError(err); ae != nil {
+		return ae
 	}
 	return apierr.FromLLM(err)
 }

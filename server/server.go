@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/kb"
+	"github.com/agentcraftlab/agentcraft/memory"
 
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
@@ -67,6 +68,13 @@ type Options struct {
 	// Default httpapi.DefaultKeyTTL; negative: every request reads the
 	// store.
 	KeyTTL time.Duration
+	// Conversations serves /api/conversations and lets /api/chat and
+	// /v1/chat/completions continue threads; nil leaves them answering
+	// 503 (and a chat naming a conversation a 400). Give Runner the same
+	// service (run.Options.Conversations).
+	Conversations *memory.Conversations
+	// Memories serves /api/memories; nil leaves it answering 503.
+	Memories *memory.Memories
 	// Mounts are further surfaces served beside /v1 and /api, such as
 	// /mcp (server/mcpserver) and /a2a (server/a2aserver); a mount with
 	// APIKey set is behind the same API-key authentication. Their
@@ -122,7 +130,8 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.HandleFunc("GET /ready", s.ready)
 	api := http.NewServeMux()
-	oa := &openaiapi.Options{MaxBodyBytes: s.opts.MaxBodyBytes, Logger: s.logger, Runs: s.opts.Runs, Runner: s.runner}
+	oa := &openaiapi.Options{MaxBodyBytes: s.opts.MaxBodyBytes, Logger: s.logger, Runs: s.opts.Runs, Runner: s.runner,
+		Conversations: s.opts.Conversations}
 	if s.opts.Knowledge != nil {
 		s.attach = &chatAttachments{s: s}
 		oa.Attachments = s.attach
@@ -134,6 +143,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	s.registerSafety(api)
 	s.registerAudit(api)
 	s.registerChat(api)
+	s.registerConversations(api)
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path))
 	})

@@ -63,7 +63,38 @@ type AgentParams struct {
 	// agent answers from: each request searches them and the top passages
 	// reach the model with numbered citations (package rag).
 	KnowledgeBases []string `json:"knowledge_bases,omitempty"`
+	// Memory turns on the agent's memory tools and tunes its
+	// conversations (package memory); nil: no memory tools, default
+	// history budget.
+	Memory *AgentMemory `json:"memory,omitempty"`
 }
+
+// AgentMemory is the memory block of an agent, in agentcraft.yaml and the
+// API alike:
+//
+//	memory:
+//	  enabled: true        # the recall, remember and forget tools
+//	  history_tokens: 8000 # a conversation longer than this is compacted
+//	  pii: redact          # keep, redact or block; default: the agent's PII mode
+type AgentMemory struct {
+	// Enabled gives the agent the recall, remember and forget tools.
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// HistoryTokens is the estimated size past which a conversation's
+	// older turns are summarised; 0 is package memory's default.
+	HistoryTokens int `yaml:"history_tokens,omitempty" json:"history_tokens,omitempty"`
+	// PII decides what remember does with personal data: keep (stored
+	// as given; the agent's PII layer masks it again before any model
+	// sees it), redact (stored as ***), block (refused). Empty follows
+	// the agent's PII mode: redact when it redacts, keep otherwise.
+	PII string `yaml:"pii,omitempty" json:"pii,omitempty"`
+}
+
+// Memory PII modes (AgentMemory.PII).
+const (
+	MemoryPIIKeep   = "keep"
+	MemoryPIIRedact = "redact"
+	MemoryPIIBlock  = "block"
+)
 
 // The range of AgentParams.Temperature: what OpenAI accepts (Anthropic's
 // is 0 to 1 and its API refuses more). A value outside it would reach
@@ -94,10 +125,18 @@ func (a Agent) Validate() error {
 		return fmt.Errorf("%w: agent %q has a negative token_budget, tool_timeout_seconds or max_tool_result_bytes; use 0 for the default", ErrInvalid, a.Name)
 	case a.Params.MaxSteps < 0:
 		return fmt.Errorf("%w: agent %q has max_steps %d; set it to 0 (default) or more", ErrInvalid, a.Name, a.Params.MaxSteps)
+	case a.Params.Memory != nil && a.Params.Memory.HistoryTokens < 0:
+		return fmt.Errorf("%w: agent %q has memory.history_tokens %d; set it to 0 (default) or more", ErrInvalid, a.Name, a.Params.Memory.HistoryTokens)
+	case a.Params.Memory != nil && !validMemoryPII(a.Params.Memory.PII):
+		return fmt.Errorf("%w: agent %q has memory.pii %q; use keep, redact, block or leave it out", ErrInvalid, a.Name, a.Params.Memory.PII)
 	case len(a.Params.Middleware) > 0 && !json.Valid(a.Params.Middleware):
 		return fmt.Errorf("%w: agent %q middleware settings are not valid JSON", ErrInvalid, a.Name)
 	}
 	return nil
+}
+
+func validMemoryPII(m string) bool {
+	return m == "" || m == MemoryPIIKeep || m == MemoryPIIRedact || m == MemoryPIIBlock
 }
 
 // Agents stores agents.

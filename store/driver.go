@@ -30,6 +30,8 @@ type Driver interface {
 	ProviderDriver
 	AuditDriver
 	IdentityDriver
+	ConversationDriver
+	MemoryDriver
 }
 
 // WorkflowDriver holds the verbs of Workflows. A workflow reads with the

@@ -8,10 +8,10 @@
 // settings, the MCP servers added through the API, the imported OpenAPI
 // documents, and the people: users with their external identities,
 // workspace members and roles, browser sessions, invitations and one-time
-// sign-in links). Two drivers implement it: store/sqlite for
-// a single machine and store/postgres for several; store/storetest is the
-// conformance suite both must pass. Open a driver, run its migrations, then
-// use it:
+// sign-in links; conversations with their messages and memory items). Two
+// drivers implement it: store/sqlite for a single machine and
+// store/postgres for several; store/storetest is the conformance suite both
+// must pass. Open a driver, run its migrations, then use it:
 //
 //	st, err := sqlite.Open(ctx, "data/agentcraft.db", nil)
 //	if err != nil { ... }
@@ -78,6 +78,8 @@ type Store interface {
 	Sessions() Sessions
 	Invitations() Invitations
 	SignInLinks() SignInLinks
+	Conversations() Conversations
+	Memories() Memories
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

@@ -36,11 +36,13 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/agent"
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/llm"
+	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
@@ -66,7 +68,16 @@ type Options struct {
 	Attachments Attachments
 	// Runner runs the agents. Default: run.New(p, nil).
 	Runner *run.Runner
+	// Conversations attaches a completion to a stored thread when the
+	// client names one (HeaderOpenWebUIChatID); nil: completions stay
+	// stateless, whatever the header says.
+	Conversations *memory.Conversations
 }
+
+// HeaderOpenWebUIChatID names the Open WebUI chat a completion belongs
+// to; with Options.Conversations the completion continues the thread
+// whose external ref is "openwebui:<id>", created on first use.
+const HeaderOpenWebUIChatID = "X-OpenWebUI-Chat-Id"
 
 // Attachments turns uploaded files referenced by a chat into what the
 // agent sees: documents become searchable context for this request (the
@@ -84,6 +95,7 @@ type Handler struct {
 	logger  *slog.Logger
 	runs    *controlplane.Service // nil: no workflow models
 	attach  Attachments           // nil: no file attachments
+	conv    *memory.Conversations // nil: stateless completions
 }
 
 // New returns a Handler resolving agents through p.
@@ -99,6 +111,7 @@ func New(p *platform.Platform, opts *Options) *Handler {
 		h.runs = opts.Runs
 		h.attach = opts.Attachments
 		h.runner = opts.Runner
+		h.conv = opts.Conversations
 	}
 	if h.runner == nil {
 		h.runner = run.New(p, nil)
@@ -159,6 +172,20 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 	apierr.Write(w, toAPIError(err))
 }
 
+// ConversationError maps the errors of continuing a conversation, nil for
+// any other: an unknown (or someone else's) conversation is a 404, a
+// server without conversations a 503. Every chat surface answers them
+// alike.
+func ConversationError(err error) *apierr.Error {
+	switch {
+	case errors.Is(err, memory.ErrUnknownConversation):
+		return apierr.NotFound("conversation_not_found", "the conversation does not exist: create one with POST /api/conversations, or leave conversation out for a stateless chat")
+	case errors.Is(err, run.ErrNoConversations):
+		return &apierr.Error{Status: http.StatusServiceUnavailable, Type: apierr.TypeServer, Code: "conversations_not_configured", Message: "conversations are not configured on this server"}
+	}
+	return nil
+}
+
 func toAPIError(err error) *apierr.Error {
 	var re *requestError
 	var ae *apierr.Error
@@ -175,6 +202,9 @@ func toAPIError(err error) *apierr.Error {
 		return apierr.NotFound("model_not_found", err.Error()+": the model must name an agent listed by GET /v1/models")
 	case errors.Is(err, platform.ErrUnknownProvider):
 		return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeUpstream, Code: "provider_not_configured", Message: err.Error()}
+	}
+	if ae := ConversationError(err); ae != nil {
+		return ae
 	}
 	return apierr.FromLLM(err)
 }
@@ -225,6 +255,18 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		c.failEarly(w, err)
 		return
 	}
+	task := isOpenWebUITask(msgs)
+	if id, ok, err := h.conversation(ctx, r, req, caller.Principal); err != nil {
+		c.failEarly(w, err)
+		return
+	} else if ok && !task {
+		// Bound again in the thread: its history and its memory tools.
+		caller.ConversationID, caller.ClientHistory = id, true
+		if c.agent, err = h.runner.Agent(ctx, caller, req.Model); err != nil {
+			c.failEarly(w, err)
+			return
+		}
+	}
 	if len(req.fileIDs) > 0 {
 		if ctx, msgs, err = h.attachFiles(ctx, c.pr.WorkspaceID, req.fileIDs, msgs); err != nil {
 			c.failEarly(w, err)
@@ -245,7 +287,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	c.created = c.start.Unix()
 
 	var events func(yield func(agent.Event, error) bool)
-	if isOpenWebUITask(msgs) {
+	if task {
 		events = c.agent.Direct(ctx, llm.Request{Model: c.agent.Def.ModelID, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, MaxTokens: req.maxTokens(), Stop: stop, User: c.user()}, !req.Stream)
 	} else {
 		rt := *c.agent.Runtime
@@ -255,7 +297,8 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		if n := req.maxTokens(); n > 0 {
 			rt.MaxTokens = n
 		}
-		events = rt.Run(ctx, agent.Input{Messages: msgs, ClientTools: req.clientTools(), ToolChoice: choice, User: c.user(), Buffered: !req.Stream})
+		c.agent.Runtime = &rt
+		events = c.agent.Run(ctx, agent.Input{Messages: msgs, ClientTools: req.clientTools(), ToolChoice: choice, User: c.user(), Buffered: !req.Stream})
 	}
 	c.ran = true
 	if req.Stream {
@@ -263,6 +306,28 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	} else {
 		c.whole(w, events)
 	}
+}
+
+// conversation is the thread a completion continues, if any: the
+// request's conversation field (a conversation id), else the Open WebUI
+// chat of HeaderOpenWebUIChatID (attached, created on first use). Both
+// treat the messages as the client's whole history (run.Caller
+// ClientHistory): Open WebUI resends every turn, so only the turns the
+// thread lacks are stored, and the model gets the stored history
+// (compacted past the budget) followed by them.
+func (h *Handler) conversation(ctx context.Context, r *http.Request, req chatRequest, p run.Principal) (string, bool, error) {
+	if req.conversation != "" {
+		return req.conversation, true, nil
+	}
+	chat := strings.TrimSpace(r.Header.Get(HeaderOpenWebUIChatID))
+	if chat == "" || h.conv == nil {
+		return "", false, nil
+	}
+	cv, err := h.conv.Attach(ctx, p, "openwebui:"+chat, req.Model)
+	if err != nil {
+		return "", false, err
+	}
+	return cv.ID, true, nil
 }
 
 // attachFiles resolves the uploads of a chat: ctx gains their documents as

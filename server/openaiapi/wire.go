@@ -38,9 +38,17 @@ type chatRequest struct {
 		ID string `json:"id"`
 	} `json:"files"`
 
+	// Conversation continues a stored conversation: its id, as a string
+	// or {"id": "..."} (AgentCraft's extension; OpenAI's own API has no
+	// such field on chat completions).
+	Conversation json.RawMessage `json:"conversation"`
+
 	// fileIDs are every upload the request references, in order of first
 	// mention, filled by decodeChatRequest.
 	fileIDs []string
+	// conversation is the id Conversation names, filled by
+	// decodeChatRequest.
+	conversation string
 }
 
 type streamOptions struct {
@@ -125,6 +133,20 @@ func decodeChatRequest(body []byte) (chatRequest, []llm.Message, error) {
 	}
 	if len(req.Messages) == 0 {
 		return req, nil, badParam("messages", "messages is required and must hold at least one message")
+	}
+	if c := bytes.TrimSpace(req.Conversation); len(c) > 0 && string(c) != "null" {
+		var obj struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(c, &req.conversation) != nil && (json.Unmarshal(c, &obj) != nil || obj.ID == "") {
+			return req, nil, badParam("conversation", "conversation must be a conversation id (POST /api/conversations) or {\"id\": \"...\"}")
+		}
+		if req.conversation == "" {
+			req.conversation = obj.ID
+		}
+		if req.conversation = strings.TrimSpace(req.conversation); req.conversation == "" {
+			return req, nil, badParam("conversation", "conversation is empty: name a conversation id or leave it out")
+		}
 	}
 	if req.N != nil && *req.N != 1 {
 		return req, nil, badParam("n", "n must be 1: one choice per request is supported")

@@ -71,6 +71,8 @@ func FuzzDecodeChatRequest(f *testing.F) {
 	f.Add([]byte(`{"model":"m","stop":["a"],"tool_choice":"auto","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`))
 	f.Add([]byte(`{"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{"}}]}]}`))
 	f.Add([]byte(`{`))
+	f.Add([]byte(`{"model":"m","conversation":"c1","messages":[{"role":"user","content":"hi"}]}`))
+	f.Add([]byte(`{"model":"m","conversation":{"id":" "},"messages":[{"role":"user","content":"hi"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, msgs, err := decodeChatRequest(body)
 		if err != nil {
@@ -82,6 +84,9 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		}
 		if req.Model == "" || len(msgs) == 0 || len(msgs) != len(req.Messages) {
 			t.Fatalf("accepted an invalid request: model %q, %d messages", req.Model, len(msgs))
+		}
+		if c := strings.TrimSpace(string(req.Conversation)); c != "" && c != "null" && strings.TrimSpace(req.conversation) == "" {
+			t.Fatalf("accepted conversation %s without an id", req.Conversation)
 		}
 		_, _ = req.toolChoice()
 		_, _ = req.stop()

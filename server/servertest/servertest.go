@@ -27,6 +27,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
+	agentmemory "github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/search/memory"
@@ -68,6 +69,12 @@ type Options struct {
 	// KeyTTL is the server's Options.KeyTTL: how long a checked API key
 	// is answered from memory; default the server's.
 	KeyTTL time.Duration
+	// Memory turns on conversations and memory (package memory) over an
+	// in-memory search engine, for the runner and the API alike.
+	Memory bool
+	// HistoryTokens is the conversations' default history budget; 0 is
+	// package memory's.
+	HistoryTokens int
 }
 
 // Env is a running server.
@@ -87,6 +94,9 @@ type Env struct {
 	Workspace store.Workspace
 	// Knowledge is the knowledge service when Options.Knowledge is set.
 	Knowledge *kb.Service
+	// Conversations and Memories are set with Options.Memory.
+	Conversations *agentmemory.Conversations
+	Memories      *agentmemory.Memories
 }
 
 // New starts a server and registers its shutdown with t.Cleanup.
@@ -162,7 +172,22 @@ func New(t testing.TB, opts *Options) *Env {
 	env.Workspace = p.DefaultWorkspace()
 	// The complete server of `agentcraft serve`, but /mcp (its tests build
 	// their own, with a run service): /v1, /api and /a2a behind API keys.
-	sopts.Runner = run.New(p, nil)
+	var ropts run.Options
+	if o.Memory {
+		eng, err := memory.New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mems, err := agentmemory.NewMemories(st, eng, &agentmemory.MemoryOptions{Logger: logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		convs := agentmemory.NewConversations(st, &agentmemory.ConversationOptions{Memories: mems, Logger: logger, HistoryTokens: o.HistoryTokens})
+		env.Conversations, env.Memories = convs, mems
+		sopts.Conversations, sopts.Memories = convs, mems
+		ropts.Conversations, ropts.Memory = convs, mems
+	}
+	sopts.Runner = run.New(p, &ropts)
 	a2aSrv, err := a2aserver.New(p, &a2aserver.Options{Auth: o.Auth, Runner: sopts.Runner, MaxBodyBytes: o.MaxBodyBytes, Version: sopts.Version, Logger: logger})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,8 @@
 // checkpoints (raced by concurrent executors) and idempotent run events,
 // users (normalized addresses, the compare-and-swap login state), members
 // (the last owner kept, under concurrent demotions), sessions (idle and
-// absolute expiry), invitations and sign-in links (used once, raced).
+// absolute expiry), invitations and sign-in links (used once, raced), and
+// conversations whose concurrent appends never share a seq.
 // Subtests run in parallel, each on its own store.
 package storetest
 
@@ -55,6 +56,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("MCPServers", func(t *testing.T) { testMCPServers(t, open) })
 	t.Run("OpenAPIImports", func(t *testing.T) { testOpenAPIImports(t, open) })
 	t.Run("Identity", func(t *testing.T) { testIdentity(t, open) })
+	t.Run("Conversations", func(t *testing.T) { testConversations(t, open) })
+	t.Run("Memories", func(t *testing.T) { testMemories(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {

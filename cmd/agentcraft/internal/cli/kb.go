@@ -50,7 +50,7 @@ func (e *env) withKB(ctx context.Context, workspace string, create bool, fn func
 	}
 	defer o.close()
 	st := o.st
-	svc, closeKnowledge, err := openKnowledge(ctx, cfg, o, logger)
+	svc, _, closeKnowledge, err := openKnowledge(ctx, cfg, o, logger)
 	if err != nil {
 		return err
 	}

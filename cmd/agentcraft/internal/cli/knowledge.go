@@ -12,14 +12,15 @@ import (
 
 // openKnowledge builds the search engine on the opened database with the
 // configured embedder, and the knowledge service over it and the store.
-func openKnowledge(ctx context.Context, cfg config.Config, o *openedDB, logger *slog.Logger) (*kb.Service, func(), error) {
+// The engine serves memory (package memory) too.
+func openKnowledge(ctx context.Context, cfg config.Config, o *openedDB, logger *slog.Logger) (*kb.Service, kb.Engine, func(), error) {
 	emb, err := newEmbedder(cfg.Search.Embedder)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	eng, closeEngine, err := openSearch(ctx, o.db, emb, logger)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	svc, err := kb.New(kb.Options{Store: o.st, Engine: eng, Logger: logger, Limits: &extract.Limits{
 		Timeout:   cfg.Search.ExtractTimeout,
@@ -27,9 +28,9 @@ func openKnowledge(ctx context.Context, cfg config.Config, o *openedDB, logger *
 	}})
 	if err != nil {
 		closeEngine()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return svc, closeEngine, nil
+	return svc, eng, closeEngine, nil
 }
 
 // sweepKnowledge removes expired temporary knowledge bases and uploads

@@ -22,6 +22,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/internal/gctune"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
+	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/platform"
 	agentrun "github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/secret"
@@ -76,6 +77,10 @@ type stack struct {
 	p         *platform.Platform
 	// runner runs agents for every surface and for workflow agent nodes.
 	runner *agentrun.Runner
+	// conversations and memories are the threads and memory items the
+	// runner and the API share (package memory).
+	conversations *memory.Conversations
+	memories      *memory.Memories
 	// masterKey seals credentials; the MCP token key is derived from it.
 	masterKey []byte
 	closers   []func()
@@ -108,8 +113,11 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 	}
 	s.closers = append(s.closers, o.close)
 	s.db, s.st = o.db, o.st
-	var closeKnowledge func()
-	if s.knowledge, closeKnowledge, err = openKnowledge(ctx, cfg, o, platformLog); err != nil {
+	var (
+		closeKnowledge func()
+		eng            kb.Engine
+	)
+	if s.knowledge, eng, closeKnowledge, err = openKnowledge(ctx, cfg, o, platformLog); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, closeKnowledge)
@@ -146,7 +154,11 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 		return nil, err
 	}
 	s.closers = append(s.closers, s.p.Stop)
-	s.runner = agentrun.New(s.p, nil)
+	if s.memories, err = memory.NewMemories(s.st, eng, &memory.MemoryOptions{Logger: platformLog}); err != nil {
+		return nil, err
+	}
+	s.conversations = memory.NewConversations(s.st, &memory.ConversationOptions{Memories: s.memories, Logger: platformLog})
+	s.runner = agentrun.New(s.p, &agentrun.Options{Conversations: s.conversations, Memory: s.memories})
 	return s, nil
 }
 
@@ -210,7 +222,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	}
 	defer a2aSrv.Stop()
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
-		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Mounts: slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts())})
+		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories, Mounts: slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts())})
 	if err != nil {
 		return err
 	}

@@ -511,6 +511,14 @@ func (c *Config) Validate() error {
 		if a.MaxSteps < 0 {
 			bad(path+".max_steps", "must be positive")
 		}
+		if m := a.Memory; m != nil {
+			if m.HistoryTokens < 0 {
+				bad(path+".memory.history_tokens", "must be positive (or left out for the default)")
+			}
+			if m.PII != "" && m.PII != store.MemoryPIIKeep && m.PII != store.MemoryPIIRedact && m.PII != store.MemoryPIIBlock {
+				bad(path+".memory.pii", "%q: use keep, redact, block or leave it out to follow the agent's pii mode", m.PII)
+			}
+		}
 		if t := a.Temperature; t != nil && !(*t >= store.MinTemperature && *t <= store.MaxTemperature) {
 			bad(path+".temperature", "%v must be from %v to %v, or left out for the provider's default", *t, store.MinTemperature, store.MaxTemperature)
 		}
