@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,6 +32,10 @@ var ErrNotOwner = errors.New("memory: only its owner may change or forget a memo
 type MemoryOptions struct {
 	// Logger receives index rebuilds. Default: discard.
 	Logger *slog.Logger
+	// Audit receives memory.remember, memory.update and memory.forget,
+	// naming the actor, the memory and its scope, never its text. Nil
+	// records nothing.
+	Audit func(context.Context, store.AuditEvent)
 }
 
 // Memories keeps memory items and their search indexes; see the package
@@ -39,6 +44,7 @@ type Memories struct {
 	st     store.Store
 	eng    Engine
 	logger *slog.Logger
+	audit  func(context.Context, store.AuditEvent)
 	pii    piiCache
 
 	// mu guards buckets.
@@ -62,7 +68,21 @@ func NewMemories(st store.Store, eng Engine, opts *MemoryOptions) (*Memories, er
 	if opts != nil && opts.Logger != nil {
 		m.logger = opts.Logger
 	}
+	if opts != nil {
+		m.audit = opts.Audit
+	}
 	return m, nil
+}
+
+// record audits action on row by p. The details name where the memory
+// lives, never what it says: memories hold personal data.
+func (m *Memories) record(ctx context.Context, p run.Principal, action string, row store.Memory) {
+	if m.audit == nil {
+		return
+	}
+	details, _ := json.Marshal(map[string]string{"scope": string(row.Scope), "visibility": string(row.Visibility), "source": row.Source})
+	m.audit(ctx, store.AuditEvent{WorkspaceID: p.WorkspaceID, Actor: p.ActorString(), Action: action,
+		Target: "memory:" + row.ID, Details: details})
 }
 
 // Note is a memory to remember.
@@ -122,6 +142,7 @@ func (m *Memories) Remember(ctx context.Context, p run.Principal, n Note, mask M
 	if err != nil {
 		return store.Memory{}, err
 	}
+	m.record(ctx, p, "memory.remember", row)
 	if err := m.write(ctx, bucketOf(row), func(b bucket) error { return m.eng.Index(ctx, document(b, row)) }); err != nil {
 		// The store has it: the next rebuild of the index finds it.
 		return row, fmt.Errorf("memory: index memory %s: %w", row.ID, err)
@@ -253,6 +274,7 @@ func (m *Memories) Update(ctx context.Context, p run.Principal, id, text string)
 	if err != nil {
 		return store.Memory{}, err
 	}
+	m.record(ctx, p, "memory.update", row)
 	if err := m.write(ctx, bucketOf(row), func(b bucket) error { return m.eng.Index(ctx, document(b, row)) }); err != nil {
 		return row, fmt.Errorf("memory: index memory %s: %w", row.ID, err)
 	}
@@ -268,6 +290,7 @@ func (m *Memories) Forget(ctx context.Context, p run.Principal, id string) error
 	if err := m.st.Memories().Delete(ctx, p.WorkspaceID, id); err != nil {
 		return err
 	}
+	m.record(ctx, p, "memory.forget", row)
 	if err := m.write(ctx, bucketOf(row), func(b bucket) error { return m.eng.Delete(ctx, b.name, id) }); err != nil {
 		// Forgotten all the same: Recall reads every hit back from the
 		// store, so the stale entry is never returned.

@@ -543,3 +543,44 @@ func FuzzBeginClientHistory(f *testing.F) {
 		}
 	})
 }
+
+// TestMemoryWritesAreAudited: remember, update and forget each leave one
+// audit event naming the actor and the memory, and none carries its text.
+func TestMemoryWritesAreAudited(t *testing.T) {
+	ctx := t.Context()
+	st := openStore(t)
+	ws := workspace(t, st, "a")
+	eng, err := searchmem.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []store.AuditEvent
+	m, err := memory.NewMemories(st, eng, &memory.MemoryOptions{Audit: func(_ context.Context, ev store.AuditEvent) { events = append(events, ev) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := key(ws, "k1")
+	row, err := m.Remember(ctx, a, memory.Note{Text: "passport 12345 in the blue folder", Source: "api"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Update(ctx, a, row.ID, "passport 67890 in the red folder"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Forget(ctx, a, row.ID); err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, ev := range events {
+		actions = append(actions, ev.Action)
+		if ev.WorkspaceID != ws || ev.Actor != a.ActorString() || ev.Target != "memory:"+row.ID {
+			t.Errorf("event %+v: want workspace %s, actor %s, target memory:%s", ev, ws, a.ActorString(), row.ID)
+		}
+		if d := string(ev.Details); strings.Contains(d, "passport") || strings.Contains(d, "folder") {
+			t.Errorf("%s details carry the memory's text: %s", ev.Action, d)
+		}
+	}
+	if want := []string{"memory.remember", "memory.update", "memory.forget"}; !cmp.Equal(actions, want) {
+		t.Errorf("audited %v, want %v", actions, want)
+	}
+}

@@ -154,7 +154,7 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 		return nil, err
 	}
 	s.closers = append(s.closers, s.p.Stop)
-	if s.memories, err = memory.NewMemories(s.st, eng, &memory.MemoryOptions{Logger: platformLog}); err != nil {
+	if s.memories, err = memory.NewMemories(s.st, eng, &memory.MemoryOptions{Logger: platformLog, Audit: s.p.RecordAudit}); err != nil {
 		return nil, err
 	}
 	s.conversations = memory.NewConversations(s.st, &memory.ConversationOptions{Memories: s.memories, Logger: platformLog})
