@@ -470,7 +470,7 @@ func TestPIIPolicy(t *testing.T) {
 		if tc.piiLayer != "" {
 			layer = &middleware.PIISettings{Mode: tc.piiLayer}
 		}
-		mask, err := memory.PIIMasker(tc.mode, layer)
+		mask, err := m.PIIMasker(tc.mode, layer)
 		if err != nil {
 			t.Fatalf("%s: PIIMasker = %v", name, err)
 		}
@@ -486,7 +486,7 @@ func TestPIIPolicy(t *testing.T) {
 		}
 	}
 	// Text without personal data passes the block policy.
-	mask, _ := memory.PIIMasker(store.MemoryPIIBlock, nil)
+	mask, _ := m.PIIMasker(store.MemoryPIIBlock, nil)
 	if _, err := m.Remember(ctx, a, memory.Note{Text: "prefers mornings"}, mask); err != nil {
 		t.Errorf("Remember(no PII, block) = %v", err)
 	}

@@ -34,9 +34,10 @@ func PIIMode(mode string, agentPII *middleware.PIISettings) string {
 
 // PIIMasker returns the Masker of PIIMode(mode, agentPII), detecting with
 // the locales and threshold of agentPII (all locales and the default
-// threshold without one). Keep is a nil Masker.
-func PIIMasker(mode string, agentPII *middleware.PIISettings) (Masker, error) {
-	return defaultPII.masker(mode, agentPII)
+// threshold without one); the remember tool of an agent uses it. Keep is
+// a nil Masker.
+func (m *Memories) PIIMasker(mode string, agentPII *middleware.PIISettings) (Masker, error) {
+	return m.pii.masker(mode, agentPII)
 }
 
 // piiCache holds one detector per set of locales and threshold: building
@@ -46,8 +47,6 @@ type piiCache struct {
 	mu        sync.Mutex
 	detectors map[string]*pii.Scanner
 }
-
-var defaultPII piiCache
 
 func (c *piiCache) masker(mode string, agentPII *middleware.PIISettings) (Masker, error) {
 	mode = PIIMode(mode, agentPII)

@@ -36,7 +36,7 @@ func (m *Memories) Tools(p run.Principal, conversationID string, def *platform.A
 		if mem := def.Row.Params.Memory; mem != nil {
 			mode = mem.PII
 		}
-		b.mask, b.maskErr = m.pii.masker(mode, def.PII)
+		b.mask, b.maskErr = m.PIIMasker(mode, def.PII)
 	}
 	return []tool.Tool{recallTool{b}, rememberTool{b}, forgetTool{b}}
 }

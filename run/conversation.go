@@ -14,6 +14,15 @@ import (
 // built without Options.Conversations.
 var ErrNoConversations = errors.New("run: conversations are not available on this server (run.Options.Conversations is not set)")
 
+// InConversation returns the agent bound again for the same caller in
+// conversation id (Caller.ConversationID, ClientHistory), keeping the
+// definition already resolved: its memory tools follow the conversation.
+func (a *Agent) InConversation(id string, clientHistory bool) *Agent {
+	c := a.caller
+	c.ConversationID, c.ClientHistory = id, clientHistory
+	return a.r.bind(c, a.Def)
+}
+
 // inConversation is Run in the caller's conversation: the stored history
 // goes before the input, and the input's new messages and the answer are
 // stored before the finish event reaches the caller, so a client that

@@ -261,11 +261,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	} else if ok && !task {
 		// Bound again in the thread: its history and its memory tools.
-		caller.ConversationID, caller.ClientHistory = id, true
-		if c.agent, err = h.runner.Agent(ctx, caller, req.Model); err != nil {
-			c.failEarly(w, err)
-			return
-		}
+		c.agent = c.agent.InConversation(id, true)
 	}
 	if len(req.fileIDs) > 0 {
 		if ctx, msgs, err = h.attachFiles(ctx, c.pr.WorkspaceID, req.fileIDs, msgs); err != nil {

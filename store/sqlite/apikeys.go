@@ -37,7 +37,7 @@ func (d driver) APIKeyInsert(ctx context.Context, p *store.APIKeyInsertParams) e
 
 const queryKeyByHash = `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE hash = ? AND revoked_at IS NULL`
 
-// APIKeyGetByHash runs a statement prepared once; see Store.keyByHash.
+// APIKeyGetByHash runs a statement prepared once; see Store.readStmts.
 func (d driver) APIKeyGetByHash(ctx context.Context, hash []byte) (store.APIKey, error) {
 	stmt, err := d.s.keyByHashStmt(ctx)
 	if err != nil {

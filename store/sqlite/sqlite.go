@@ -24,7 +24,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 
 	"github.com/pressly/goose/v3"
 
@@ -59,19 +58,18 @@ type Store struct {
 	ownsDB bool    // Open opened db; Close closes it
 	writer *sql.DB // exactly one connection; every write goes through it
 	reader *sql.DB // query_only connections for reads
-	// keyByHash is the statement of APIKeys.GetByHash, prepared on first
-	// use (the table exists only after Migrate): it runs on every
-	// authenticated request, and skipping the per-call parse makes it
-	// 1.5-2x faster (BenchmarkAPIKeyGetByHash, Prepared vs Adhoc).
-	keyByHash atomic.Pointer[sql.Stmt]
 	// writeStmts holds the writer's prepared statements of the run hot
 	// path (Runs.Checkpoint, AppendEvents), keyed by SQL text; see
 	// writeStmt.
 	writeStmts sync.Map // string → *sql.Stmt
-	// readStmts holds the reader's prepared statements of other hot
-	// reads (Sessions.GetByHash), keyed by SQL text; see readStmt.
+	// readStmts holds the reader's prepared statements of the hot reads
+	// (APIKeys.GetByHash on every authenticated request, whose per-call
+	// parse this skips, 1.5-2x faster by BenchmarkAPIKeyGetByHash,
+	// Prepared vs Adhoc; Sessions.GetByHash), keyed by SQL text; see
+	// readStmt. Prepared on first use: the tables exist only after
+	// Migrate.
 	readStmts sync.Map   // string → *sql.Stmt
-	prepareMu sync.Mutex // serializes preparing keyByHash, writeStmts and readStmts
+	prepareMu sync.Mutex // serializes preparing writeStmts and readStmts
 	logger    *slog.Logger
 
 	closeOnce sync.Once
@@ -122,20 +120,7 @@ func New(db *database.DB, opts *Options) (*Store, error) {
 
 // keyByHashStmt returns the prepared statement of APIKeys.GetByHash.
 func (s *Store) keyByHashStmt(ctx context.Context) (*sql.Stmt, error) {
-	if stmt := s.keyByHash.Load(); stmt != nil {
-		return stmt, nil
-	}
-	s.prepareMu.Lock()
-	defer s.prepareMu.Unlock()
-	if stmt := s.keyByHash.Load(); stmt != nil {
-		return stmt, nil
-	}
-	stmt, err := s.reader.PrepareContext(ctx, queryKeyByHash)
-	if err != nil {
-		return nil, err
-	}
-	s.keyByHash.Store(stmt)
-	return stmt, nil
+	return s.readStmt(ctx, queryKeyByHash)
 }
 
 // writeStmt returns query prepared on the writer connection. Call it before
@@ -144,38 +129,31 @@ func (s *Store) keyByHashStmt(ctx context.Context) (*sql.Stmt, error) {
 // tx.StmtContext reuses the statement, as it was prepared on that very
 // connection.
 func (s *Store) writeStmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	if stmt, ok := s.writeStmts.Load(query); ok {
-		return stmt.(*sql.Stmt), nil
-	}
-	s.prepareMu.Lock()
-	defer s.prepareMu.Unlock()
-	if stmt, ok := s.writeStmts.Load(query); ok {
-		return stmt.(*sql.Stmt), nil
-	}
-	stmt, err := s.writer.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	s.writeStmts.Store(query, stmt)
-	return stmt, nil
+	return s.prepared(ctx, s.writer, &s.writeStmts, query)
 }
 
 // readStmt returns query prepared on the reader pool (database/sql
 // re-prepares it on each connection as needed).
 func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	if stmt, ok := s.readStmts.Load(query); ok {
+	return s.prepared(ctx, s.reader, &s.readStmts, query)
+}
+
+// prepared returns query prepared on pool, from cache after the first
+// call.
+func (s *Store) prepared(ctx context.Context, pool *sql.DB, cache *sync.Map, query string) (*sql.Stmt, error) {
+	if stmt, ok := cache.Load(query); ok {
 		return stmt.(*sql.Stmt), nil
 	}
 	s.prepareMu.Lock()
 	defer s.prepareMu.Unlock()
-	if stmt, ok := s.readStmts.Load(query); ok {
+	if stmt, ok := cache.Load(query); ok {
 		return stmt.(*sql.Stmt), nil
 	}
-	stmt, err := s.reader.PrepareContext(ctx, query)
+	stmt, err := pool.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
-	s.readStmts.Store(query, stmt)
+	cache.Store(query, stmt)
 	return stmt, nil
 }
 
@@ -234,9 +212,6 @@ func (s *Store) migrateN(ctx context.Context, to int64, down bool) (int, error) 
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
-		if stmt := s.keyByHash.Load(); stmt != nil {
-			errs = append(errs, stmt.Close())
-		}
 		for _, m := range []*sync.Map{&s.writeStmts, &s.readStmts} {
 			m.Range(func(_, stmt any) bool {
 				errs = append(errs, stmt.(*sql.Stmt).Close())
