@@ -501,3 +501,37 @@ func (s *Service) CreateAPIKey(ctx context.Context, a Actor, workspaceID string,
 	s.record(ctx, a.ID, workspaceID, "apikey.create", "apikey:"+k.ID, map[string]any{"name": nk.Name, "role": string(k.Role), "scope": k.Scope})
 	return token, k, nil
 }
+
+// APIKeys lists the workspace's keys, revoked ones included; the actor
+// needs PermManageKeys.
+func (s *Service) APIKeys(ctx context.Context, a Actor, workspaceID string) ([]store.APIKey, error) {
+	if err := a.Check(PermManageKeys); err != nil {
+		return nil, err
+	}
+	return s.st.APIKeys().List(ctx, workspaceID)
+}
+
+// RevokeAPIKey revokes a key of the workspace; the actor needs
+// PermManageKeys and a role at least the key's, so nobody ends a more
+// powerful credential than their own.
+func (s *Service) RevokeAPIKey(ctx context.Context, a Actor, workspaceID, id string) error {
+	if err := a.Check(PermManageKeys); err != nil {
+		return err
+	}
+	k, err := s.st.APIKeys().Get(ctx, workspaceID, id)
+	if err != nil {
+		return fmt.Errorf("identity: revoke api key: %w", err)
+	}
+	if k.Role.Rank() > a.Role.Rank() {
+		return fmt.Errorf("%w: you are %s and cannot revoke a key with the higher role %s", ErrForbidden, a.Role, k.Role)
+	}
+	if err := s.st.APIKeys().Revoke(ctx, workspaceID, id); err != nil {
+		return fmt.Errorf("identity: revoke api key: %w", err)
+	}
+	s.record(ctx, a.ID, workspaceID, "apikey.revoke", "apikey:"+id, nil)
+	return nil
+}
+
+// AbsoluteTimeout is how long a session lasts at most (the cookie's
+// lifetime).
+func (s *Service) AbsoluteTimeout() time.Duration { return s.o.AbsoluteTimeout }

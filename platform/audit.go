@@ -11,7 +11,7 @@ import (
 
 // RecordAudit hands e to the audit recorder. An empty WorkspaceID or Actor
 // is taken from the request: the principal's workspace and API key
-// ("apikey:<id>"), else the context's audit.Scope, else "system". The end
+// ("apikey:<id>") or signed-in user ("user:<id>"), else the context's audit.Scope, else "system". The end
 // user a front end names (Principal.User, often an e-mail address) is
 // never the actor: the audit log holds no personal data.
 func (p *Platform) RecordAudit(ctx context.Context, e store.AuditEvent) {
@@ -19,8 +19,12 @@ func (p *Platform) RecordAudit(ctx context.Context, e store.AuditEvent) {
 		if e.WorkspaceID == "" {
 			e.WorkspaceID = pr.WorkspaceID
 		}
-		if e.Actor == "" && pr.APIKeyID != "" {
+		switch {
+		case e.Actor != "":
+		case pr.APIKeyID != "":
 			e.Actor = audit.APIKeyActor(pr.APIKeyID)
+		case pr.UserID != "":
+			e.Actor = "user:" + pr.UserID
 		}
 	}
 	audit.Fill(ctx, &e)

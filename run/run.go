@@ -351,14 +351,18 @@ func (a *Agent) record(start time.Time, upstream time.Duration, end agent.RunEnd
 	a.r.p.RecordUsage(rec)
 }
 
-// PrincipalOf is the principal of an HTTP request that the server's API
-// key authentication resolved: the key as actor, or the system when
-// authentication is off.
+// PrincipalOf is the principal of an HTTP request that the server's
+// authentication resolved: the API key as actor (acting for its user, if
+// it has one), the signed-in user, or the system when authentication is
+// off.
 func PrincipalOf(p platform.Principal) Principal {
-	out := Principal{WorkspaceID: p.WorkspaceID, EndUser: p.User}
-	if p.APIKeyID != "" {
+	out := Principal{WorkspaceID: p.WorkspaceID, EndUser: p.User, UserID: p.UserID}
+	switch {
+	case p.APIKeyID != "":
 		out.Actor, out.ActorID = ActorAPIKey, p.APIKeyID
-	} else {
+	case p.UserID != "":
+		out.Actor, out.ActorID = ActorUser, p.UserID
+	default:
 		out.Actor, out.ActorID = ActorSystem, "no-auth"
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -24,8 +25,8 @@ import (
 // target, since and until (RFC 3339; since <= created_at <
 // until), limit (1-1000, default 100), cursor (the next of the previous
 // page). A bad value is a 400 naming the parameter.
-func (s *Server) registerAudit(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api/audit-logs", s.listAuditLogs)
+func (s *Server) registerAudit() {
+	s.handle("GET /api/audit-logs", identity.PermAdminWorkspace, s.listAuditLogs)
 }
 
 func (s *Server) listAuditLogs(w http.ResponseWriter, r *http.Request) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/agent"
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/platform"
@@ -29,9 +30,9 @@ import (
 //	POST /api/chat         JSON answer with the tool calls
 //	POST /api/chat/stream  the same as server-sent events
 
-func (s *Server) registerChat(mux *http.ServeMux) {
-	mux.HandleFunc("POST /api/chat", s.chat)
-	mux.HandleFunc("POST /api/chat/stream", s.chatStream)
+func (s *Server) registerChat() {
+	s.handle("POST /api/chat", identity.PermChat, s.chat)
+	s.handle("POST /api/chat/stream", identity.PermChat, s.chatStream)
 }
 
 // chatBody is a request of the chat API.

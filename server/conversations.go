@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
@@ -29,30 +30,32 @@ import (
 //	GET    /api/memories/{id}
 //	PATCH  /api/memories/{id}            {text} (its owner only: 403 otherwise)
 //	DELETE /api/memories/{id}            → 204 (its owner only)
-func (s *Server) registerConversations(mux *http.ServeMux) {
+func (s *Server) registerConversations() {
 	for _, rt := range []struct {
 		pattern string
+		perm    identity.Permission
 		h       http.HandlerFunc
 	}{
-		{"POST /api/conversations", s.createConversation},
-		{"GET /api/conversations", s.listConversations},
-		{"GET /api/conversations/{id}", s.getConversation},
-		{"PATCH /api/conversations/{id}", s.renameConversation},
-		{"DELETE /api/conversations/{id}", s.deleteConversation},
+		{"POST /api/conversations", identity.PermChat, s.createConversation},
+		{"GET /api/conversations", identity.PermRead, s.listConversations},
+		{"GET /api/conversations/{id}", identity.PermRead, s.getConversation},
+		{"PATCH /api/conversations/{id}", identity.PermChat, s.renameConversation},
+		{"DELETE /api/conversations/{id}", identity.PermChat, s.deleteConversation},
 	} {
-		mux.HandleFunc(rt.pattern, s.needConversations(rt.h))
+		s.handle(rt.pattern, rt.perm, s.needConversations(rt.h))
 	}
 	for _, rt := range []struct {
 		pattern string
+		perm    identity.Permission
 		h       http.HandlerFunc
 	}{
-		{"POST /api/memories", s.createMemory},
-		{"GET /api/memories", s.listMemories},
-		{"GET /api/memories/{id}", s.getMemory},
-		{"PATCH /api/memories/{id}", s.updateMemory},
-		{"DELETE /api/memories/{id}", s.deleteMemory},
+		{"POST /api/memories", identity.PermChat, s.createMemory},
+		{"GET /api/memories", identity.PermRead, s.listMemories},
+		{"GET /api/memories/{id}", identity.PermRead, s.getMemory},
+		{"PATCH /api/memories/{id}", identity.PermChat, s.updateMemory},
+		{"DELETE /api/memories/{id}", identity.PermChat, s.deleteMemory},
 	} {
-		mux.HandleFunc(rt.pattern, s.needMemories(rt.h))
+		s.handle(rt.pattern, rt.perm, s.needMemories(rt.h))
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/llm"
@@ -42,27 +43,28 @@ const (
 
 // registerKnowledge adds the knowledge-base and upload API. Every route
 // answers 503 when the server has no knowledge service (Options.Knowledge).
-func (s *Server) registerKnowledge(mux *http.ServeMux) {
+func (s *Server) registerKnowledge() {
 	routes := []struct {
 		pattern string
+		perm    identity.Permission
 		h       http.HandlerFunc
 	}{
-		{"GET /api/kbs", s.listKBs},
-		{"POST /api/kbs", s.createKB},
-		{"GET /api/kbs/{id}", s.getKB},
-		{"PUT /api/kbs/{id}", s.updateKB},
-		{"PATCH /api/kbs/{id}", s.updateKB},
-		{"DELETE /api/kbs/{id}", s.deleteKB},
-		{"POST /api/kbs/{id}/search", s.searchKB},
-		{"POST /api/kbs/{id}/ingest", s.ingestKB},
-		{"GET /api/kbs/{id}/sources", s.listKBSources},
-		{"GET /api/kbs/{id}/jobs", s.listIngestJobs},
-		{"GET /api/kbs/{id}/jobs/{job}", s.getIngestJob},
-		{"GET /api/kbs/{id}/jobs/{job}/events", s.ingestJobEvents},
-		{"POST /api/upload", s.upload},
+		{"GET /api/kbs", identity.PermRead, s.listKBs},
+		{"POST /api/kbs", identity.PermEdit, s.createKB},
+		{"GET /api/kbs/{id}", identity.PermRead, s.getKB},
+		{"PUT /api/kbs/{id}", identity.PermEdit, s.updateKB},
+		{"PATCH /api/kbs/{id}", identity.PermEdit, s.updateKB},
+		{"DELETE /api/kbs/{id}", identity.PermEdit, s.deleteKB},
+		{"POST /api/kbs/{id}/search", identity.PermRead, s.searchKB},
+		{"POST /api/kbs/{id}/ingest", identity.PermEdit, s.ingestKB},
+		{"GET /api/kbs/{id}/sources", identity.PermRead, s.listKBSources},
+		{"GET /api/kbs/{id}/jobs", identity.PermRead, s.listIngestJobs},
+		{"GET /api/kbs/{id}/jobs/{job}", identity.PermRead, s.getIngestJob},
+		{"GET /api/kbs/{id}/jobs/{job}/events", identity.PermRead, s.ingestJobEvents},
+		{"POST /api/upload", identity.PermChat, s.upload},
 	}
 	for _, rt := range routes {
-		mux.HandleFunc(rt.pattern, s.needKnowledge(rt.h))
+		s.handle(rt.pattern, rt.perm, s.needKnowledge(rt.h))
 	}
 }
 

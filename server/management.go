@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/internal/strictjson"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
@@ -18,24 +19,24 @@ import (
 	"github.com/agentcraftlab/agentcraft/tool"
 )
 
-func (s *Server) registerManagement(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api/agents", s.listAgents)
-	mux.HandleFunc("POST /api/agents", s.createAgent)
-	mux.HandleFunc("GET /api/agents/{id}", s.getAgent)
-	mux.HandleFunc("PUT /api/agents/{id}", s.updateAgent)
-	mux.HandleFunc("DELETE /api/agents/{id}", s.deleteAgent)
-	mux.HandleFunc("POST /api/credentials", s.putCredential)
-	mux.HandleFunc("GET /api/credentials", s.listCredentials)
-	mux.HandleFunc("DELETE /api/credentials/{provider}", s.deleteCredential)
-	mux.HandleFunc("GET /api/providers", s.listProviders)
-	mux.HandleFunc("GET /api/tools", s.listTools)
-	mux.HandleFunc("POST /api/tools/openapi", s.importOpenAPI)
-	mux.HandleFunc("DELETE /api/tools/openapi/{name}", s.deleteOpenAPIImport)
-	mux.HandleFunc("POST /api/tools/settings", s.setToolSettings)
-	mux.HandleFunc("GET /api/mcp/servers", s.listMCPServers)
-	mux.HandleFunc("POST /api/mcp/servers", s.addMCPServer)
-	mux.HandleFunc("DELETE /api/mcp/servers/{name}", s.deleteMCPServer)
-	mux.HandleFunc("GET /api/usage", s.usage)
+func (s *Server) registerManagement() {
+	s.handle("GET /api/agents", identity.PermRead, s.listAgents)
+	s.handle("POST /api/agents", identity.PermEdit, s.createAgent)
+	s.handle("GET /api/agents/{id}", identity.PermRead, s.getAgent)
+	s.handle("PUT /api/agents/{id}", identity.PermEdit, s.updateAgent)
+	s.handle("DELETE /api/agents/{id}", identity.PermEdit, s.deleteAgent)
+	s.handle("POST /api/credentials", identity.PermManageCredentials, s.putCredential)
+	s.handle("GET /api/credentials", identity.PermManageCredentials, s.listCredentials)
+	s.handle("DELETE /api/credentials/{provider}", identity.PermManageCredentials, s.deleteCredential)
+	s.handle("GET /api/providers", identity.PermRead, s.listProviders)
+	s.handle("GET /api/tools", identity.PermRead, s.listTools)
+	s.handle("POST /api/tools/openapi", identity.PermManageTools, s.importOpenAPI)
+	s.handle("DELETE /api/tools/openapi/{name}", identity.PermManageTools, s.deleteOpenAPIImport)
+	s.handle("POST /api/tools/settings", identity.PermManageTools, s.setToolSettings)
+	s.handle("GET /api/mcp/servers", identity.PermRead, s.listMCPServers)
+	s.handle("POST /api/mcp/servers", identity.PermManageTools, s.addMCPServer)
+	s.handle("DELETE /api/mcp/servers/{name}", identity.PermManageTools, s.deleteMCPServer)
+	s.handle("GET /api/usage", identity.PermRead, s.usage)
 }
 
 func workspace(r *http.Request) string {

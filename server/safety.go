@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agentcraftlab/agentcraft/guard"
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/pii"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
@@ -13,9 +14,9 @@ import (
 // registerSafety adds POST /api/pii/scan and POST /api/guard/check, which
 // try PII detection and guard rules on a text, as the CLI's pii scan and
 // guard check do.
-func (s *Server) registerSafety(mux *http.ServeMux) {
-	mux.HandleFunc("POST /api/pii/scan", s.piiScan)
-	mux.HandleFunc("POST /api/guard/check", s.guardCheck)
+func (s *Server) registerSafety() {
+	s.handle("POST /api/pii/scan", identity.PermChat, s.piiScan)
+	s.handle("POST /api/guard/check", identity.PermChat, s.guardCheck)
 }
 
 type piiEntity struct {

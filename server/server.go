@@ -15,10 +15,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/memory"
 
@@ -75,9 +77,21 @@ type Options struct {
 	Conversations *memory.Conversations
 	// Memories serves /api/memories; nil leaves it answering 503.
 	Memories *memory.Memories
+	// Identity signs people in: browser sessions (the agentcraft_session
+	// cookie) beside API keys, and the routes of /api/auth, /api/me,
+	// /api/workspaces and /auth. Nil: API keys only, and those routes
+	// answer 503.
+	Identity *identity.Service
+	// OIDC signs people in through OpenID Connect providers at
+	// /auth/oidc/{provider}; nil: none. Needs Identity.
+	OIDC *identity.OIDC
+	// SecureCookies marks the session cookie Secure even when a request
+	// arrives over plain HTTP (TLS ends at a proxy in front). Requests
+	// over TLS always get Secure cookies.
+	SecureCookies bool
 	// Mounts are further surfaces served beside /v1 and /api, such as
 	// /mcp (server/mcpserver) and /a2a (server/a2aserver); a mount with
-	// APIKey set is behind the same API-key authentication. Their
+	// Permission set is behind the same authentication. Their
 	// patterns must not collide with each other or with the API's.
 	Mounts []httpapi.Mount
 }
@@ -89,6 +103,8 @@ type Server struct {
 	logger  *slog.Logger
 	mux     *http.ServeMux
 	auth    *httpapi.Authenticator
+	routes  []httpapi.Route
+	mounts  []httpapi.Mount
 	handler http.Handler
 	runner  *run.Runner
 	// attach is the chat attachments of /v1 and /api/chat; nil without
@@ -121,7 +137,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	s.auth = httpapi.NewAuthenticator(p, &httpapi.AuthOptions{Mode: s.opts.Auth, KeyTTL: s.opts.KeyTTL, Logger: s.logger})
+	s.auth = httpapi.NewAuthenticator(p, &httpapi.AuthOptions{Mode: s.opts.Auth, KeyTTL: s.opts.KeyTTL, Identity: s.opts.Identity, Logger: s.logger})
 	s.runner = s.opts.Runner
 	if s.runner == nil {
 		s.runner = run.New(p, nil)
@@ -136,20 +152,26 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 		s.attach = &chatAttachments{s: s}
 		oa.Attachments = s.attach
 	}
-	openaiapi.New(p, oa).Register(api)
-	s.registerKnowledge(api)
-	s.registerManagement(api)
-	s.registerWorkflows(api)
-	s.registerSafety(api)
-	s.registerAudit(api)
-	s.registerChat(api)
-	s.registerConversations(api)
-	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	s.routes = append(s.routes, openaiapi.New(p, oa).Routes()...)
+	s.registerKnowledge()
+	s.registerManagement()
+	s.registerWorkflows()
+	s.registerSafety()
+	s.registerAudit()
+	s.registerChat()
+	s.registerConversations()
+	s.registerPeople()
+	for _, rt := range s.routes {
+		api.Handle(rt.Pattern, s.auth.Require(rt))
+	}
+	// An unknown route is a 404 only to a caller who may read: the API's
+	// shape is no business of strangers.
+	api.Handle("/", s.auth.Authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path))
-	})
-	authed := s.auth.Authenticate(api)
-	s.mux.Handle("/v1/", authed)
-	s.mux.Handle("/api/", authed)
+	})))
+	s.mux.Handle("/v1/", api)
+	s.mux.Handle("/api/", api)
+	s.mux.Handle("/auth/", api)
 	for i, m := range s.opts.Mounts {
 		if err := s.mount(m); err != nil {
 			return nil, fmt.Errorf("server: Options.Mounts[%d]: %w", i, err)
@@ -169,8 +191,8 @@ func (s *Server) mount(m httpapi.Mount) (err error) {
 		return fmt.Errorf("pattern %q has no handler", m.Pattern)
 	}
 	h := m.Handler
-	if m.APIKey {
-		h = s.auth.Authenticate(h)
+	if m.Permission != "" {
+		h = s.auth.Require(httpapi.Route{Pattern: m.Pattern, Permission: m.Permission, Handler: h})
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -178,7 +200,34 @@ func (s *Server) mount(m httpapi.Mount) (err error) {
 		}
 	}()
 	s.mux.Handle(m.Pattern, h)
+	s.mounts = append(s.mounts, m)
 	return nil
+}
+
+// handle adds a route of the workspace API needing perm.
+func (s *Server) handle(pattern string, perm identity.Permission, h http.HandlerFunc) {
+	s.routes = append(s.routes, httpapi.Route{Pattern: pattern, Permission: perm, Handler: h})
+}
+
+// handleAccess adds a route open to access (a person, or anyone).
+func (s *Server) handleAccess(pattern string, access httpapi.Access, h http.HandlerFunc) {
+	s.routes = append(s.routes, httpapi.Route{Pattern: pattern, Access: access, Handler: h})
+}
+
+// Routes is the route table: every route of /v1, /api and /auth with the
+// access and permission it needs, then the mounts behind the same
+// authentication (a mount that authenticates its callers itself, such as
+// /mcp, is listed with AccessPublic). Tests walk it.
+func (s *Server) Routes() []httpapi.Route {
+	out := slices.Clone(s.routes)
+	for _, m := range s.mounts {
+		rt := httpapi.Route{Pattern: m.Pattern, Permission: m.Permission, Handler: m.Handler}
+		if m.Permission == "" {
+			rt.Access = httpapi.AccessPublic
+		}
+		out = append(out, rt)
+	}
+	return out
 }
 
 // ServeHTTP implements http.Handler.

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
@@ -733,7 +734,7 @@ func TestMounts(t *testing.T) {
 	})
 	srv, err := server.New(env.Platform, &server.Options{Mounts: []httpapi.Mount{
 		{Pattern: "/open", Handler: whoami},
-		{Pattern: "GET /keyed/", Handler: whoami, APIKey: true},
+		{Pattern: "GET /keyed/", Handler: whoami, Permission: identity.PermRead},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
@@ -27,30 +28,31 @@ import (
 
 // registerWorkflows adds the workflow and run API. Every route answers 503
 // when the server has no run service (Options.Runs).
-func (s *Server) registerWorkflows(mux *http.ServeMux) {
+func (s *Server) registerWorkflows() {
 	routes := []struct {
 		pattern string
+		perm    identity.Permission
 		h       http.HandlerFunc
 	}{
-		{"GET /api/workflows", s.listWorkflows},
-		{"POST /api/workflows", s.createWorkflow},
-		{"GET /api/workflows/{id}", s.getWorkflow},
-		{"PUT /api/workflows/{id}", s.saveWorkflow},
-		{"DELETE /api/workflows/{id}", s.deleteWorkflow},
-		{"GET /api/workflows/{id}/versions", s.listWorkflowVersions},
-		{"GET /api/workflows/{id}/versions/{version}", s.getWorkflowVersion},
-		{"POST /api/workflows/{id}/versions/{version}/restore", s.restoreWorkflowVersion},
-		{"POST /api/workflows/{id}/runs", s.startRun},
-		{"GET /api/runs", s.listRuns},
-		{"GET /api/runs/{id}", s.getRun},
-		{"GET /api/runs/{id}/checkpoints", s.listCheckpoints},
-		{"POST /api/runs/{id}/resume", s.resumeRun},
-		{"POST /api/runs/{id}/cancel", s.cancelRun},
-		{"POST /api/runs/{id}/rerun", s.rerunRun},
-		{"GET /api/runs/{id}/events", s.runEvents},
+		{"GET /api/workflows", identity.PermRead, s.listWorkflows},
+		{"POST /api/workflows", identity.PermEdit, s.createWorkflow},
+		{"GET /api/workflows/{id}", identity.PermRead, s.getWorkflow},
+		{"PUT /api/workflows/{id}", identity.PermEdit, s.saveWorkflow},
+		{"DELETE /api/workflows/{id}", identity.PermEdit, s.deleteWorkflow},
+		{"GET /api/workflows/{id}/versions", identity.PermRead, s.listWorkflowVersions},
+		{"GET /api/workflows/{id}/versions/{version}", identity.PermRead, s.getWorkflowVersion},
+		{"POST /api/workflows/{id}/versions/{version}/restore", identity.PermEdit, s.restoreWorkflowVersion},
+		{"POST /api/workflows/{id}/runs", identity.PermRun, s.startRun},
+		{"GET /api/runs", identity.PermRead, s.listRuns},
+		{"GET /api/runs/{id}", identity.PermRead, s.getRun},
+		{"GET /api/runs/{id}/checkpoints", identity.PermRead, s.listCheckpoints},
+		{"POST /api/runs/{id}/resume", identity.PermRun, s.resumeRun},
+		{"POST /api/runs/{id}/cancel", identity.PermRun, s.cancelRun},
+		{"POST /api/runs/{id}/rerun", identity.PermRun, s.rerunRun},
+		{"GET /api/runs/{id}/events", identity.PermRead, s.runEvents},
 	}
 	for _, rt := range routes {
-		mux.HandleFunc(rt.pattern, s.needRuns(rt.h))
+		s.handle(rt.pattern, rt.perm, s.needRuns(rt.h))
 	}
 }
 

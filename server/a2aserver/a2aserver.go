@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/a2a"
 	"github.com/agentcraftlab/agentcraft/agent"
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
@@ -70,7 +71,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.a2a.Serve
 
 // Mounts are /a2a and /a2a/, both behind the API key.
 func (s *Server) Mounts() []httpapi.Mount {
-	return []httpapi.Mount{{Pattern: "/a2a", Handler: s, APIKey: true}, {Pattern: "/a2a/", Handler: s, APIKey: true}}
+	return []httpapi.Mount{{Pattern: "/a2a", Handler: s, Permission: identity.PermChat}, {Pattern: "/a2a/", Handler: s, Permission: identity.PermChat}}
 }
 
 // Stop ends the tasks still running and waits for them. Idempotent.

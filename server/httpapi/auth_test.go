@@ -52,7 +52,7 @@ func TestKeyCacheRevocation(t *testing.T) {
 	const token = "ac_test"
 	h := sha256.Sum256([]byte(token))
 	keys := &fakeKeys{keys: map[[sha256.Size]byte]store.APIKey{h: {ID: "k1", WorkspaceID: "w1"}}}
-	c := newKeyCache(keys, time.Hour, slog.New(slog.DiscardHandler))
+	c := newKeyCache(keys, nil, time.Hour, slog.New(slog.DiscardHandler))
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := start
 	c.now = func() time.Time { return now }
@@ -89,7 +89,7 @@ func TestKeyCacheRevocation(t *testing.T) {
 func TestKeyCacheNegativeTTL(t *testing.T) {
 	const token = "ac_test"
 	keys := &fakeKeys{keys: map[[sha256.Size]byte]store.APIKey{sha256.Sum256([]byte(token)): {ID: "k1", WorkspaceID: "w1"}}}
-	c := newKeyCache(keys, -1, slog.New(slog.DiscardHandler))
+	c := newKeyCache(keys, nil, -1, slog.New(slog.DiscardHandler))
 	for range 3 {
 		if _, err := c.lookup(context.Background(), token); err != nil {
 			t.Fatal(err)

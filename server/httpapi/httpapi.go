@@ -1,5 +1,6 @@
 // Package httpapi is the HTTP plumbing AgentCraft's API surfaces share:
-// API-key authentication (Authenticator), JSON answers (WriteJSON), strict
+// authentication by API key or browser session and the per-route
+// permission check (Authenticator, Route), JSON answers (WriteJSON), strict
 // JSON bodies (DecodeBody), bearer-header parsing and Mount, the way a
 // surface package (server/mcpserver, server/a2aserver) hands its routes to
 // the server that serves them. Errors become HTTP answers in
@@ -21,6 +22,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/internal/strictjson"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 )
@@ -30,10 +32,12 @@ import (
 type Mount struct {
 	Pattern string
 	Handler http.Handler
-	// APIKey puts the handler behind the API-key authentication of /v1 and
-	// /api: it then reads the caller from platform.PrincipalFrom. Without
-	// it the handler authenticates its callers itself.
-	APIKey bool
+	// Permission, when set, puts the handler behind the authentication of
+	// /v1 and /api (an API key or a browser session) and needs that
+	// permission in the caller's workspace; the handler reads the caller
+	// from platform.PrincipalFrom. Without it the handler authenticates
+	// its callers itself.
+	Permission identity.Permission
 }
 
 // WriteJSON answers with status and v as JSON.

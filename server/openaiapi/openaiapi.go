@@ -41,6 +41,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/agent"
 	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/platform"
@@ -119,11 +120,13 @@ func New(p *platform.Platform, opts *Options) *Handler {
 	return h
 }
 
-// Register adds the routes to mux.
-func (h *Handler) Register(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/models", h.models)
-	mux.HandleFunc("GET /v1/models/{id...}", h.model)
-	mux.HandleFunc("POST /v1/chat/completions", h.chat)
+// Routes are the OpenAI-compatible routes with the permission each needs.
+func (h *Handler) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		{Pattern: "GET /v1/models", Permission: identity.PermRead, Handler: http.HandlerFunc(h.models)},
+		{Pattern: "GET /v1/models/{id...}", Permission: identity.PermRead, Handler: http.HandlerFunc(h.model)},
+		{Pattern: "POST /v1/chat/completions", Permission: identity.PermChat, Handler: http.HandlerFunc(h.chat)},
+	}
 }
 
 func (h *Handler) models(w http.ResponseWriter, r *http.Request) {

@@ -220,7 +220,7 @@ func CreateKey(t testing.TB, st store.Store, workspaceID string) string {
 	_, _ = rand.Read(b[:])
 	key := "ac_" + base64.RawURLEncoding.EncodeToString(b[:])
 	h := sha256.Sum256([]byte(key))
-	if _, err := st.APIKeys().Create(context.Background(), store.APIKey{WorkspaceID: workspaceID, Name: "test", Prefix: key[:9], Hash: h[:]}); err != nil {
+	if _, err := st.APIKeys().Create(context.Background(), store.APIKey{WorkspaceID: workspaceID, Name: "test", Prefix: key[:9], Hash: h[:], Role: store.RoleOwner}); err != nil {
 		t.Fatal(err)
 	}
 	return key
