@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/audit"
@@ -536,13 +537,9 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 // identityError maps the identity service's refusals, then falls back to
 // storeError.
 func identityError(w http.ResponseWriter, err error) {
-	msg := func() string {
-		m := err.Error()
-		for len(m) > len("identity: ") && m[:len("identity: ")] == "identity: " {
-			m = m[len("identity: "):]
-		}
-		return m
-	}
+	// The service's errors start with its name, sometimes twice (a
+	// wrapped sentinel); a client reads the sentence.
+	msg := func() string { return strings.ReplaceAll(err.Error(), "identity: ", "") }
 	var te *identity.ThrottleError
 	var pe *identity.PermissionError
 	switch {

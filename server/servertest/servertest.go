@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
@@ -75,6 +76,14 @@ type Options struct {
 	// HistoryTokens is the conversations' default history budget; 0 is
 	// package memory's.
 	HistoryTokens int
+	// Identity turns on people: users, browser sessions and the people
+	// API, with these options (Audit and AuditWorkspaceID are filled in
+	// when empty). Nil: API keys only.
+	Identity *identity.Options
+	// OIDC are OpenID providers to sign in with; needs Identity.
+	OIDC []identity.OIDCProvider
+	// SecureCookies is the server's Options.SecureCookies.
+	SecureCookies bool
 }
 
 // Env is a running server.
@@ -97,6 +106,9 @@ type Env struct {
 	// Conversations and Memories are set with Options.Memory.
 	Conversations *agentmemory.Conversations
 	Memories      *agentmemory.Memories
+	// Identity is set with Options.Identity, OIDC with Options.OIDC.
+	Identity *identity.Service
+	OIDC     *identity.OIDC
 }
 
 // New starts a server and registers its shutdown with t.Cleanup.
@@ -186,6 +198,31 @@ func New(t testing.TB, opts *Options) *Env {
 		env.Conversations, env.Memories = convs, mems
 		sopts.Conversations, sopts.Memories = convs, mems
 		ropts.Conversations, ropts.Memory = convs, mems
+	}
+	if o.Identity != nil {
+		io := *o.Identity
+		if io.Audit == nil {
+			io.Audit = p.RecordAudit
+		}
+		if io.AuditWorkspaceID == "" {
+			io.AuditWorkspaceID = env.Workspace.ID
+		}
+		if io.Logger == nil {
+			io.Logger = logger
+		}
+		ids, err := identity.New(st, &io)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Identity, sopts.Identity = ids, ids
+		if len(o.OIDC) > 0 {
+			x, err := identity.NewOIDC(ids, o.OIDC, &identity.OIDCOptions{Box: box})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env.OIDC, sopts.OIDC = x, x
+		}
+		sopts.SecureCookies = o.SecureCookies
 	}
 	sopts.Runner = run.New(p, &ropts)
 	a2aSrv, err := a2aserver.New(p, &a2aserver.Options{Auth: o.Auth, Runner: sopts.Runner, MaxBodyBytes: o.MaxBodyBytes, Version: sopts.Version, Logger: logger})
