@@ -451,8 +451,14 @@ func (s *Service) DeleteWorkspace(ctx context.Context, a Actor, workspaceID stri
 	if _, err := s.st.Workspaces().Get(ctx, workspaceID); err != nil {
 		return fmt.Errorf("identity: delete workspace: %w", err)
 	}
-	// Recorded first: the audit log checks that the workspace exists.
-	s.record(ctx, a.ID, workspaceID, "workspace.delete", "workspace:"+workspaceID, nil)
+	// Written first and at once, not queued for the audit sink's
+	// background writer: the audit log takes events only for a workspace
+	// that exists, and its rows outlive it. No record, no delete.
+	ev := store.AuditEvent{WorkspaceID: workspaceID, Actor: a.ID, Action: "workspace.delete", Target: "workspace:" + workspaceID, CreatedAt: s.now()}
+	audit.Fill(ctx, &ev)
+	if err := s.st.AuditLog().Append(ctx, ev); err != nil {
+		return fmt.Errorf("identity: delete workspace: audit it first: %w", err)
+	}
 	if f := s.o.BeforeWorkspaceDelete; f != nil {
 		if err := f(ctx, workspaceID); err != nil {
 			return fmt.Errorf("identity: delete workspace: %w", err)
