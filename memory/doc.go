@@ -29,8 +29,10 @@
 //
 // Owners. A principal's owner string (Owner) is "user:<id>" when the run
 // acts for a person (run.Principal.UserID); without one it is the actor —
-// "apikey:<id>", "oauth:<client>", "system:<what>" — so two API keys never
-// see each other's personal memories or conversations, and when the front
+// "apikey:<id>", "oauth:<client>", "external:<issuer>#<subject>" (an
+// outside issuer's /mcp token linked to no user), "system:<what>" — so
+// two API keys never see each other's personal memories or conversations,
+// and when the front
 // end names its end user (Open WebUI's user headers, the OpenAI "user"
 // field) the owner is narrowed to that end user of the actor
 // ("apikey:<id>/end-user:<name>"): a key shared by a front end's users

@@ -45,10 +45,11 @@ type ActorKind string
 
 // Actor kinds.
 const (
-	ActorAPIKey      ActorKind = "apikey" // an API key; ActorID is its id
-	ActorOAuthClient ActorKind = "oauth"  // an OAuth client of /mcp; ActorID is its client id
-	ActorUser        ActorKind = "user"   // a signed-in user; ActorID is the user id
-	ActorSystem      ActorKind = "system" // the server itself: a workflow run, a stdio MCP session
+	ActorAPIKey      ActorKind = "apikey"   // an API key; ActorID is its id
+	ActorOAuthClient ActorKind = "oauth"    // an OAuth client of /mcp; ActorID is its client id
+	ActorUser        ActorKind = "user"     // a signed-in user; ActorID is the user id
+	ActorExternal    ActorKind = "external" // an outside issuer's subject linked to no user (/mcp); ActorID is "<issuer>#<subject>"
+	ActorSystem      ActorKind = "system"   // the server itself: a workflow run, a stdio MCP session
 )
 
 // Principal is who a run acts for.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/a2a"
 	"github.com/agentcraftlab/agentcraft/internal/npmtest"
+	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
@@ -189,6 +190,42 @@ func TestA2AJSClient(t *testing.T) {
 			if task, err := ac.GetTask(t.Context(), id); err != nil || task.Status.State != a2a.StateCompleted {
 				t.Errorf("%s: GetTask(%q) = %+v, %v", version, id, task, err)
 			}
+		}
+	}
+}
+
+// TestA2APersonalMemory: an A2A task runs for the person its API key acts
+// for. Two people's keys send the same message/send to a memory-enabled
+// agent whose model calls recall; the tool result the model receives holds
+// the caller's own personal memory and never the other person's.
+func TestA2APersonalMemory(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.NewOpenAI(t)
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{servertest.FakeProvider(fake)}, Memory: true,
+		Agents: []platform.AgentSpec{{Name: "rememberer", Model: "fake/m", Memory: &store.AgentMemory{Enabled: true}}}})
+	a := servertest.NewPerson(t, env.Store, env.Workspace.ID, "a@example.com")
+	b := servertest.NewPerson(t, env.Store, env.Workspace.ID, "b@example.com")
+	ac := servertest.Client{T: t, Base: env.URL, Key: a.Key}
+	bc := servertest.Client{T: t, Base: env.URL, Key: b.Key}
+	ac.JSON("POST", "/api/memories", `{"text":"A's secret project is Bluebird"}`, http.StatusCreated, nil)
+	bc.JSON("POST", "/api/memories", `{"text":"B's secret project is Redwood"}`, http.StatusCreated, nil)
+
+	recall := llm.ToolCall{ID: "call_recall", Name: "recall", Arguments: `{"query":"secret project"}`}
+	send := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user",` +
+		`"parts":[{"kind":"text","text":"What is my secret project?"}]}}}`
+	for _, tc := range []struct {
+		name      string
+		c         servertest.Client
+		own, leak string
+	}{{"A", ac, "Bluebird", "Redwood"}, {"B", bc, "Redwood", "Bluebird"}} {
+		result := servertest.ScriptToolCall(t, fake, recall, "Your project is secret.")
+		var out rpcAnswer
+		tc.c.JSON("POST", "/a2a/rememberer", send, http.StatusOK, &out)
+		if out.Error != nil || !strings.Contains(string(out.Result), "Your project is secret.") {
+			t.Fatalf("%s: message/send = %+v %s, want the completed task", tc.name, out.Error, out.Result)
+		}
+		if got := result(); !strings.Contains(got, tc.own) || strings.Contains(got, tc.leak) {
+			t.Errorf("%s's recall over A2A showed the model %s; want %s and never %s", tc.name, got, tc.own, tc.leak)
 		}
 	}
 }

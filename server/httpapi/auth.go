@@ -343,9 +343,9 @@ type memberStore interface {
 type keyCache struct {
 	keys    keyStore
 	members memberStore
-	ttl    time.Duration
-	logger *slog.Logger
-	now    func() time.Time
+	ttl     time.Duration
+	logger  *slog.Logger
+	now     func() time.Time
 
 	mu      sync.Mutex // guards entries and touched
 	entries map[[sha256.Size]byte]keyEntry

@@ -5,6 +5,16 @@
 // and over stdio for desktop clients (ServeStdio). Agents run through
 // package run, as on every surface.
 //
+// Who a run acts for: a token of AgentCraft's own issuer names an OAuth
+// client (client credentials), which acts for no person. An outside
+// issuer's token acts for the AgentCraft user its (iss, sub) is linked to
+// in store.UserIdentities (Options.Users) — the link OpenID Connect
+// sign-in with the same issuer makes — while that user is an enabled
+// member of the token's workspace; its runs then see that user's personal
+// memories (package memory) as every other surface does. An unlinked
+// subject acts for no user (run.ActorExternal) and has no personal memory
+// of a person.
+//
 //	m, err := mcpserver.New(p, &mcpserver.Options{TokenKey: key, Runner: runner})
 //	srv, err := server.New(p, &server.Options{Mounts: m.Mounts()})
 package mcpserver
@@ -76,6 +86,11 @@ type Options struct {
 	BaseURL string
 	// HTTPClient fetches JWKSURL. Default: a client with a 10 s timeout.
 	HTTPClient *http.Client
+	// Users maps an outside issuer's token to the AgentCraft user its
+	// (iss, sub) is linked to (the links OpenID Connect sign-in makes), so
+	// that agents run for that person: their personal memories and
+	// conversations. Pass the store. Nil: outside tokens act for no user.
+	Users UserStore
 
 	// Runner runs the agent tools. Default: run.New(p, nil).
 	Runner *run.Runner
@@ -90,6 +105,14 @@ type Options struct {
 	Version string
 	// MaxBodyBytes caps request bodies. Default 8 MiB.
 	MaxBodyBytes int64
+}
+
+// UserStore is what /mcp reads to map an outside subject to a user;
+// store.Store has it.
+type UserStore interface {
+	UserIdentities() store.UserIdentities
+	Users() store.Users
+	Members() store.Members
 }
 
 // Server serves /mcp, the token endpoint and the metadata documents; hand
@@ -229,7 +252,7 @@ func (m *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	var (
 		ws     store.Workspace
 		scopes scopeSet
-		pr     platform.Principal
+		sub    tokenSubject
 	)
 	if m.opts.Auth == AuthNone {
 		ws, scopes = m.p.DefaultWorkspace(), scopeSet{all: true}
@@ -240,7 +263,7 @@ func (m *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var err error
-		ws, scopes, pr.User, err = m.verify(r, token)
+		ws, scopes, sub, err = m.verify(r, token)
 		if err != nil {
 			var ue unavailableError
 			if errors.As(err, &ue) {
@@ -252,7 +275,6 @@ func (m *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	pr.WorkspaceID = ws.ID
 
 	if r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.opts.MaxBodyBytes))
@@ -270,11 +292,11 @@ func (m *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := r.Context()
-	caller := run.Principal{WorkspaceID: ws.ID, Actor: run.ActorSystem, ActorID: "mcp-no-auth"}
-	if client, ok := strings.CutPrefix(pr.User, "oauth:"); ok {
-		caller.Actor, caller.ActorID = run.ActorOAuthClient, client
-	} else if pr.User != "" {
-		caller.Actor, caller.ActorID = run.ActorUser, pr.User
+	caller, err := m.caller(ctx, ws.ID, sub)
+	if err != nil {
+		m.logger.Error("mcp_token_check_failed", "workspace_id", ws.ID, "error", err)
+		httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "cannot check the token now; try again"})
+		return
 	}
 	srv, err := m.tools.server(ctx, caller, scopes)
 	if err != nil {
@@ -283,6 +305,63 @@ func (m *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m.mcp.ServeHTTP(w, r.WithContext(context.WithValue(ctx, mcpServerKey{}, srv)))
+}
+
+// caller is the principal the request's runs act for: the system without
+// authentication; the OAuth client of one of AgentCraft's own tokens
+// (client credentials: no user); for an outside issuer's token, the
+// AgentCraft user its (issuer, subject) is linked to (Options.Users) while
+// that user is an enabled member of the workspace, and otherwise the
+// subject itself (run.ActorExternal), acting for no user.
+func (m *Server) caller(ctx context.Context, workspaceID string, sub tokenSubject) (run.Principal, error) {
+	p := run.Principal{WorkspaceID: workspaceID}
+	switch {
+	case m.opts.Auth == AuthNone:
+		p.Actor, p.ActorID = run.ActorSystem, "mcp-no-auth"
+	case sub.client != "":
+		p.Actor, p.ActorID = run.ActorOAuthClient, sub.client
+	default:
+		userID, err := m.linkedUser(ctx, workspaceID, sub)
+		if err != nil {
+			return run.Principal{}, err
+		}
+		if userID != "" {
+			p.Actor, p.ActorID, p.UserID = run.ActorUser, userID, userID
+		} else {
+			p.Actor, p.ActorID = run.ActorExternal, sub.issuer+"#"+sub.subject
+		}
+	}
+	return p, nil
+}
+
+// linkedUser is the id of the user sub is linked to, or "" when it is
+// linked to none, or to a user who is disabled or not a member of the
+// workspace: a person removed from a workspace must not reach their
+// personal memories there through a token the outside issuer still signs.
+func (m *Server) linkedUser(ctx context.Context, workspaceID string, sub tokenSubject) (string, error) {
+	if m.opts.Users == nil {
+		return "", nil
+	}
+	link, err := m.opts.Users.UserIdentities().Lookup(ctx, sub.issuer, sub.subject)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("look up the user of the token's subject: %w", err)
+	}
+	u, err := m.opts.Users.Users().Get(ctx, link.UserID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && u.DisabledAt != nil {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the token's user: %w", err)
+	}
+	if _, err := m.opts.Users.Members().Get(ctx, workspaceID, link.UserID); errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("read the token's user's membership: %w", err)
+	}
+	return link.UserID, nil
 }
 
 // unauthorized answers 401 with the challenge MCP clients follow to the
@@ -339,18 +418,26 @@ func (e unavailableError) Error() string { return e.err.Error() }
 
 var tokenAlgorithms = []jose.SignatureAlgorithm{jose.EdDSA, jose.ES256, jose.ES384, jose.ES512, jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512}
 
+// tokenSubject is who a verified token names: one of AgentCraft's OAuth
+// clients (client), or a subject of the outside issuer. They are kept
+// apart so that no outside subject can pass for a client or a user id.
+type tokenSubject struct {
+	client          string
+	issuer, subject string
+}
+
 // verify checks a bearer JWT: AgentCraft's own (iss is this server) or, with
 // JWKSURL, an outside issuer's. It returns the workspace, the scopes and
 // the subject.
-func (m *Server) verify(r *http.Request, token string) (store.Workspace, scopeSet, string, error) {
+func (m *Server) verify(r *http.Request, token string) (store.Workspace, scopeSet, tokenSubject, error) {
 	ctx := r.Context()
 	tok, err := jwt.ParseSigned(token, tokenAlgorithms)
 	if err != nil {
-		return store.Workspace{}, scopeSet{}, "", errors.New("the bearer token is not a signed JWT")
+		return store.Workspace{}, scopeSet{}, tokenSubject{}, errors.New("the bearer token is not a signed JWT")
 	}
 	var peek tokenClaims
 	if err := tok.UnsafeClaimsWithoutVerification(&peek); err != nil {
-		return store.Workspace{}, scopeSet{}, "", errors.New("the bearer token's claims do not decode")
+		return store.Workspace{}, scopeSet{}, tokenSubject{}, errors.New("the bearer token's claims do not decode")
 	}
 	base := m.base(r)
 	var (
@@ -361,7 +448,7 @@ func (m *Server) verify(r *http.Request, token string) (store.Workspace, scopeSe
 	switch {
 	case own:
 		if err := tok.Claims(m.issuer.key.Public(), &c); err != nil {
-			return store.Workspace{}, scopeSet{}, "", errors.New("the token's signature does not verify")
+			return store.Workspace{}, scopeSet{}, tokenSubject{}, errors.New("the token's signature does not verify")
 		}
 		expected = jwt.Expected{Issuer: base, AnyAudience: jwt.Audience{base + mcpPath}}
 	case m.jwks != nil && peek.Issuer == m.opts.Issuer:
@@ -371,10 +458,10 @@ func (m *Server) verify(r *http.Request, token string) (store.Workspace, scopeSe
 		}
 		key, err := m.jwks.key(ctx, kid)
 		if err != nil {
-			return store.Workspace{}, scopeSet{}, "", unavailableError{err}
+			return store.Workspace{}, scopeSet{}, tokenSubject{}, unavailableError{err}
 		}
 		if err := tok.Claims(key.Key, &c); err != nil {
-			return store.Workspace{}, scopeSet{}, "", errors.New("the token's signature does not verify against the issuer's key set")
+			return store.Workspace{}, scopeSet{}, tokenSubject{}, errors.New("the token's signature does not verify against the issuer's key set")
 		}
 		aud := m.opts.Audience
 		if aud == "" {
@@ -382,22 +469,22 @@ func (m *Server) verify(r *http.Request, token string) (store.Workspace, scopeSe
 		}
 		expected = jwt.Expected{Issuer: m.opts.Issuer, AnyAudience: jwt.Audience{aud}}
 	default:
-		return store.Workspace{}, scopeSet{}, "", fmt.Errorf("the token's issuer %q is not trusted here", peek.Issuer)
+		return store.Workspace{}, scopeSet{}, tokenSubject{}, fmt.Errorf("the token's issuer %q is not trusted here", peek.Issuer)
 	}
 	if c.Expiry == nil {
-		return store.Workspace{}, scopeSet{}, "", errors.New("the token has no expiry (exp)")
+		return store.Workspace{}, scopeSet{}, tokenSubject{}, errors.New("the token has no expiry (exp)")
 	}
 	expected.Time = time.Now()
 	if err := c.ValidateWithLeeway(expected, 30*time.Second); err != nil {
 		switch {
 		case errors.Is(err, jwt.ErrExpired):
-			return store.Workspace{}, scopeSet{}, "", errors.New("the token has expired; get a new one")
+			return store.Workspace{}, scopeSet{}, tokenSubject{}, errors.New("the token has expired; get a new one")
 		case errors.Is(err, jwt.ErrInvalidAudience):
-			return store.Workspace{}, scopeSet{}, "", errors.New("the token is not meant for this resource (aud)")
+			return store.Workspace{}, scopeSet{}, tokenSubject{}, errors.New("the token is not meant for this resource (aud)")
 		case errors.Is(err, jwt.ErrInvalidIssuer):
-			return store.Workspace{}, scopeSet{}, "", errors.New("the token's issuer is not trusted here")
+			return store.Workspace{}, scopeSet{}, tokenSubject{}, errors.New("the token's issuer is not trusted here")
 		}
-		return store.Workspace{}, scopeSet{}, "", fmt.Errorf("the token is not valid now: %v", err)
+		return store.Workspace{}, scopeSet{}, tokenSubject{}, fmt.Errorf("the token is not valid now: %v", err)
 	}
 
 	sc := scopeSet{scopes: c.scopes()}
@@ -405,31 +492,32 @@ func (m *Server) verify(r *http.Request, token string) (store.Workspace, scopeSe
 		cl, err := m.issuer.client(ctx, c.Subject)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return store.Workspace{}, scopeSet{}, "", errors.New("the token's client no longer exists")
+			return store.Workspace{}, scopeSet{}, tokenSubject{}, errors.New("the token's client no longer exists")
 		case err != nil:
-			return store.Workspace{}, scopeSet{}, "", unavailableError{err}
+			return store.Workspace{}, scopeSet{}, tokenSubject{}, unavailableError{err}
 		case cl.RevokedAt != nil:
-			return store.Workspace{}, scopeSet{}, "", errors.New("the token's client was revoked")
+			return store.Workspace{}, scopeSet{}, tokenSubject{}, errors.New("the token's client was revoked")
 		case cl.WorkspaceID != c.Workspace:
-			return store.Workspace{}, scopeSet{}, "", errors.New("the token's workspace is not its client's")
+			return store.Workspace{}, scopeSet{}, tokenSubject{}, errors.New("the token's workspace is not its client's")
 		}
 		ws, err := m.p.Workspace(ctx, c.Workspace)
 		if err != nil {
-			return store.Workspace{}, scopeSet{}, "", unavailableError{err}
+			return store.Workspace{}, scopeSet{}, tokenSubject{}, unavailableError{err}
 		}
-		return ws, sc, "oauth:" + c.Subject, nil
+		return ws, sc, tokenSubject{client: c.Subject}, nil
 	}
+	sub := tokenSubject{issuer: c.Issuer, subject: c.Subject}
 	if c.Workspace == "" {
-		return m.p.DefaultWorkspace(), sc, c.Subject, nil
+		return m.p.DefaultWorkspace(), sc, sub, nil
 	}
 	ws, err := m.p.WorkspaceByName(ctx, c.Workspace)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Workspace{}, scopeSet{}, "", fmt.Errorf("the token's workspace %q does not exist", c.Workspace)
+		return store.Workspace{}, scopeSet{}, tokenSubject{}, fmt.Errorf("the token's workspace %q does not exist", c.Workspace)
 	}
 	if err != nil {
-		return store.Workspace{}, scopeSet{}, "", unavailableError{err}
+		return store.Workspace{}, scopeSet{}, tokenSubject{}, unavailableError{err}
 	}
-	return ws, sc, c.Subject, nil
+	return ws, sc, sub, nil
 }
 
 // neededScope peeks at a JSON-RPC body (one message or a batch) and returns

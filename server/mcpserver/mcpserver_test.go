@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server"
@@ -41,9 +42,18 @@ type mcpEnv struct {
 
 func newMCPEnv(t *testing.T, mo mcpserver.Options, wfTurns ...llmtest.Turn) mcpEnv {
 	t.Helper()
+	return newMCPEnvWith(t, servertest.Options{Agents: []platform.AgentSpec{{Name: "helper", Model: "fake/m", Instructions: "Help.", MaxSteps: 3}}}, mo, wfTurns...)
+}
+
+// newMCPEnvWith is newMCPEnv with so's agents and options (Knowledge is
+// always on, Providers the fake). /mcp runs agents through the server's
+// runner and maps outside subjects to users through its store, as
+// `agentcraft serve` does.
+func newMCPEnvWith(t *testing.T, so servertest.Options, mo mcpserver.Options, wfTurns ...llmtest.Turn) mcpEnv {
+	t.Helper()
 	fake := llmtest.NewOpenAI(t)
-	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{servertest.FakeProvider(fake)},
-		Agents: []platform.AgentSpec{{Name: "helper", Model: "fake/m", Instructions: "Help.", MaxSteps: 3}}, Knowledge: true})
+	so.Providers, so.Knowledge = []platform.ProviderConfig{servertest.FakeProvider(fake)}, true
+	env := servertest.New(t, &so)
 	res := workflowtest.NewResolver(t, wfTurns...)
 	runs := controlplane.New(env.Store, workflowtest.Engine(t, workflow.Services{Agents: res}), controlplane.Options{})
 	if mo.Auth != mcpserver.AuthNone && mo.TokenKey == nil {
@@ -53,7 +63,7 @@ func newMCPEnv(t *testing.T, mo mcpserver.Options, wfTurns ...llmtest.Turn) mcpE
 		}
 		mo.TokenKey = key
 	}
-	mo.Runs, mo.Knowledge, mo.OAuthClients = runs, env.Knowledge, env.Store.OAuthClients()
+	mo.Runs, mo.Knowledge, mo.OAuthClients, mo.Runner, mo.Users = runs, env.Knowledge, env.Store.OAuthClients(), env.Runner, env.Store
 	m, err := mcpserver.New(env.Platform, &mo)
 	if err != nil {
 		t.Fatal(err)
@@ -449,8 +459,15 @@ func TestMCPOriginAndHost(t *testing.T) {
 	}
 }
 
-func TestMCPExternalJWKS(t *testing.T) {
-	t.Parallel()
+// outsideIssuer is an outside authorization server: its key set, served
+// at jwksURL, holds the public half of key (id "k1").
+type outsideIssuer struct {
+	jwksURL string
+	key     *ecdsa.PrivateKey
+}
+
+func newOutsideIssuer(t *testing.T) outsideIssuer {
+	t.Helper()
 	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -459,18 +476,31 @@ func TestMCPExternalJWKS(t *testing.T) {
 		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &priv.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
 	}))
 	t.Cleanup(jwks.Close)
+	return outsideIssuer{jwksURL: jwks.URL, key: priv}
+}
+
+// signES256 signs claims and scope with key, naming key id kid.
+func signES256(t *testing.T, key *ecdsa.PrivateKey, kid string, c jwt.Claims, scope string) string {
+	t.Helper()
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: key, KeyID: kid}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := jwt.Signed(sig).Claims(c).Claims(map[string]any{"scope": scope}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestMCPExternalJWKS(t *testing.T) {
+	t.Parallel()
+	idp := newOutsideIssuer(t)
+	priv := idp.key
 	const iss, aud = "https://idp.example.com", "https://agents.example.com/mcp"
-	e := newMCPEnv(t, mcpserver.Options{JWKSURL: jwks.URL, Issuer: iss, Audience: aud})
+	e := newMCPEnv(t, mcpserver.Options{JWKSURL: idp.jwksURL, Issuer: iss, Audience: aud})
 	sign := func(key *ecdsa.PrivateKey, kid string, c jwt.Claims, scope string) string {
-		sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: key, KeyID: kid}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := jwt.Signed(sig).Claims(c).Claims(map[string]any{"scope": scope}).Serialize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return signES256(t, key, kid, c, scope)
 	}
 	now := time.Now()
 	good := jwt.Claims{Issuer: iss, Audience: jwt.Audience{aud}, Subject: "svc", Expiry: jwt.NewNumericDate(now.Add(time.Hour)), IssuedAt: jwt.NewNumericDate(now)}
@@ -561,5 +591,70 @@ func TestOAuthNeedsClients(t *testing.T) {
 	}
 	if _, err := mcpserver.New(env.Platform, &mcpserver.Options{TokenKey: key, OAuthClients: env.Store.OAuthClients()}); err != nil {
 		t.Fatalf("New with OAuthClients = %v", err)
+	}
+}
+
+// TestMCPPersonalMemory: an outside issuer's token acts for the AgentCraft
+// user its (iss, sub) is linked to (store.UserIdentities), so the recall
+// tool of a memory-enabled agent called through agent_<name> shows the
+// model that person's personal memory and never another's. A subject
+// linked to no user, a linked user who left the workspace, and a token of
+// AgentCraft's own issuer (an OAuth client) act for no person and recall
+// nobody's personal memory.
+func TestMCPPersonalMemory(t *testing.T) {
+	t.Parallel()
+	idp := newOutsideIssuer(t)
+	const iss, aud = "https://idp.example.com", "https://agents.example.com/mcp"
+	e := newMCPEnvWith(t, servertest.Options{Memory: true,
+		Agents: []platform.AgentSpec{{Name: "rememberer", Model: "fake/m", Memory: &store.AgentMemory{Enabled: true}}}},
+		mcpserver.Options{JWKSURL: idp.jwksURL, Issuer: iss, Audience: aud})
+	secrets := map[string]string{"A": "Bluebird", "B": "Redwood", "C": "Greenfinch"}
+	subjects, userIDs := map[string]string{}, map[string]string{}
+	for _, who := range []string{"A", "B", "C"} {
+		p := servertest.NewPerson(t, e.Store, e.Workspace.ID, strings.ToLower(who)+"@example.com")
+		servertest.Client{T: t, Base: e.URL, Key: p.Key}.JSON("POST", "/api/memories",
+			`{"text":"`+who+`'s secret project is `+secrets[who]+`"}`, http.StatusCreated, nil)
+		subjects[who], userIDs[who] = "idp-subject-"+who, p.UserID
+		if _, err := e.Store.UserIdentities().Link(t.Context(), store.UserIdentity{Provider: iss, Subject: subjects[who], UserID: p.UserID}); err != nil {
+			t.Fatal(err)
+		}
+		if who == "C" {
+			// C leaves the workspace; the issuer still signs C's tokens.
+			if err := e.Store.Members().Remove(t.Context(), e.Workspace.ID, p.UserID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	now := time.Now()
+	outside := func(sub string) string {
+		return signES256(t, idp.key, "k1", jwt.Claims{Issuer: iss, Audience: jwt.Audience{aud}, Subject: sub,
+			Expiry: jwt.NewNumericDate(now.Add(time.Hour)), IssuedAt: jwt.NewNumericDate(now)}, "agents/rememberer")
+	}
+	recall := llm.ToolCall{ID: "call_recall", Name: "recall", Arguments: `{"query":"secret project"}`}
+	for _, tc := range []struct {
+		name  string
+		token string
+		own   string // the secret the model may see; "" none
+	}{
+		{"A", outside(subjects["A"]), secrets["A"]},
+		{"B", outside(subjects["B"]), secrets["B"]},
+		{"C, no longer a member", outside(subjects["C"]), ""},
+		{"an unlinked subject", outside("idp-subject-nobody"), ""},
+		// An unlinked subject that happens to be A's user id is not A.
+		{"an unlinked subject equal to A's user id", outside(userIDs["A"]), ""},
+		{"an OAuth client", e.token(t, "agents/rememberer"), ""},
+	} {
+		result := servertest.ScriptToolCall(t, e.fake, recall, "It is secret.")
+		s := e.session(t, tc.token)
+		if text, isErr := callText(t, s, "agent_rememberer", map[string]any{"message": "What is my secret project?"}); isErr || text != "It is secret." {
+			t.Fatalf("%s: agent_rememberer = %q (error %v)", tc.name, text, isErr)
+		}
+		got := result()
+		for who, secret := range secrets {
+			if strings.Contains(got, secret) != (secret == tc.own) {
+				t.Errorf("%s: the recall result shown to the model is %s; want %q and no other person's memory (found %s's: %v)",
+					tc.name, got, tc.own, who, strings.Contains(got, secret))
+			}
+		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/kb"
+	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	agentmemory "github.com/agentcraftlab/agentcraft/memory"
@@ -109,6 +110,10 @@ type Env struct {
 	// Identity is set with Options.Identity, OIDC with Options.OIDC.
 	Identity *identity.Service
 	OIDC     *identity.OIDC
+	// Runner is the run seam the server's surfaces share (with memory
+	// when Options.Memory is set); tests that mount a surface of their
+	// own, such as /mcp, hand it to that surface.
+	Runner *run.Runner
 }
 
 // New starts a server and registers its shutdown with t.Cleanup.
@@ -225,6 +230,7 @@ func New(t testing.TB, opts *Options) *Env {
 		sopts.SecureCookies = o.SecureCookies
 	}
 	sopts.Runner = run.New(p, &ropts)
+	env.Runner = sopts.Runner
 	a2aSrv, err := a2aserver.New(p, &a2aserver.Options{Auth: o.Auth, Runner: sopts.Runner, MaxBodyBytes: o.MaxBodyBytes, Version: sopts.Version, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -261,6 +267,74 @@ func CreateKey(t testing.TB, st store.Store, workspaceID string) string {
 		t.Fatal(err)
 	}
 	return key
+}
+
+// Person is a user of a workspace with an API key that acts for them.
+type Person struct {
+	UserID string
+	Email  string
+	// Key is an API key of the workspace whose UserID is the person's.
+	Key string
+}
+
+// NewPerson stores a user with the address email, adds them to the
+// workspace as a member, and stores an API key (role member) acting for
+// them.
+func NewPerson(t testing.TB, st store.Store, workspaceID, email string) Person {
+	t.Helper()
+	ctx := context.Background()
+	u, err := st.Users().Create(ctx, store.User{Email: email})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Members().Add(ctx, store.Member{WorkspaceID: workspaceID, UserID: u.ID, Role: store.RoleMember}); err != nil {
+		t.Fatal(err)
+	}
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	key := "ac_" + base64.RawURLEncoding.EncodeToString(b[:])
+	h := sha256.Sum256([]byte(key))
+	if _, err := st.APIKeys().Create(ctx, store.APIKey{WorkspaceID: workspaceID, Name: email, Prefix: key[:9], Hash: h[:],
+		Role: store.RoleMember, UserID: u.ID}); err != nil {
+		t.Fatal(err)
+	}
+	return Person{UserID: u.ID, Email: u.Email, Key: key}
+}
+
+// ScriptToolCall pushes onto fake a model that calls one tool and then
+// answers with answer. The returned function is the result of the call as
+// the fake received it in the next request (the content of the tool
+// message answering call.ID), so a test checks what the model was shown,
+// not what a surface reports; it fails the test when no such message
+// arrived.
+func ScriptToolCall(t testing.TB, fake *llmtest.Server, call llm.ToolCall, answer string) func() string {
+	t.Helper()
+	var (
+		mu     sync.Mutex // guards result and seen
+		result string
+		seen   bool
+	)
+	fake.Push(llmtest.Turn{ToolCalls: []llm.ToolCall{call}}, llmtest.Turn{Text: answer, Check: func(body map[string]any) {
+		msgs, _ := body["messages"].([]any)
+		for _, m := range msgs {
+			mm, _ := m.(map[string]any)
+			if mm["role"] == "tool" && mm["tool_call_id"] == call.ID {
+				text, _ := mm["content"].(string)
+				mu.Lock()
+				result, seen = text, true
+				mu.Unlock()
+			}
+		}
+	}})
+	return func() string {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen {
+			t.Fatalf("the fake model received no result of tool call %s (%s)", call.ID, call.Name)
+		}
+		return result
+	}
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers.

@@ -208,7 +208,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 		return err
 	}
 	mcpOpts.Runner, mcpOpts.Runs, mcpOpts.Knowledge = stk.runner, wf.runs, stk.knowledge
-	mcpOpts.OAuthClients = stk.st.OAuthClients()
+	mcpOpts.OAuthClients, mcpOpts.Users = stk.st.OAuthClients(), stk.st
 	mcpSrv, err := mcpserver.New(stk.p, mcpOpts)
 	if err != nil {
 		return err
