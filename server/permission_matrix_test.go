@@ -400,9 +400,16 @@ type matrixAnswer struct {
 var matrixHTTP = &http.Client{Timeout: 20 * time.Second,
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-// send makes one request as cred; csrf false leaves a session's write
-// without its X-CSRF-Token.
-func (w *matrixWorld) send(cred matrixCred, method, path, header, body string, csrf bool) matrixAnswer {
+// CSRF header modes of send.
+const (
+	csrfValid = "valid" // the session's own token
+	csrfNone  = "none"  // no X-CSRF-Token header
+	csrfWrong = "wrong" // another session's token
+)
+
+// send makes one request as cred; csrf says what a session sends as
+// X-CSRF-Token.
+func (w *matrixWorld) send(cred matrixCred, method, path, header, body, csrf string) matrixAnswer {
 	t := w.t
 	var rd io.Reader
 	if method != http.MethodGet && method != http.MethodHead {
@@ -433,8 +440,15 @@ func (w *matrixWorld) send(cred matrixCred, method, path, header, body string, c
 			token, csrfToken = in.Token, in.CSRFToken
 		}
 		req.AddCookie(&http.Cookie{Name: httpapi.SessionCookie, Value: token})
-		if csrf {
+		switch csrf {
+		case csrfValid:
 			req.Header.Set(httpapi.CSRFHeader, csrfToken)
+		case csrfWrong:
+			other, err := w.ids.Login(t.Context(), cred.email, cred.password, identity.Client{})
+			if err != nil {
+				t.Fatalf("sign %s in: %v", cred.email, err)
+			}
+			req.Header.Set(httpapi.CSRFHeader, other.CSRFToken)
 		}
 	}
 	resp, err := matrixHTTP.Do(req)
@@ -654,12 +668,14 @@ func TestPermissionMatrix(t *testing.T) {
 					want := expect(rt, c, tg)
 					cases++
 					t.Run(c.name+"/"+tg.name, func(t *testing.T) {
-						refusedWrite := !want.allowed && method != http.MethodGet
+						// A refused write aimed at A must leave A as it was;
+						// one aimed at B is covered by B's check at the end.
+						refusedWrite := !want.allowed && method != http.MethodGet && !(tg.foreign && c.home.ID == w.a.ID)
 						var beforeA map[string][]string
 						if refusedWrite {
 							beforeA = w.snapshot(w.a)
 						}
-						got := w.send(c, method, p, tg.header, w.body(rt.Pattern), true)
+						got := w.send(c, method, p, tg.header, w.body(rt.Pattern), csrfValid)
 						check(t, want, got)
 						if tg.foreignIDs && want.allowed && got.status < 400 {
 							t.Errorf("%s %s with the other workspace's ids = %d %s, want an error: a cross-workspace read or write", method, p, got.status, got.body)
@@ -680,4 +696,173 @@ func TestPermissionMatrix(t *testing.T) {
 	}
 	t.Logf("permission matrix: %d routes × %d credentials → %d cases; %d refused writes checked to change nothing",
 		len(routes), len(w.creds), cases, writesChecked)
+}
+
+// cred returns the matrix credential called name.
+func (w *matrixWorld) cred(name string) matrixCred {
+	w.t.Helper()
+	for _, c := range w.creds {
+		if c.name == name {
+			return c
+		}
+	}
+	w.t.Fatalf("no credential %q", name)
+	return matrixCred{}
+}
+
+// TestPermissionMatrixCSRF: a signed-in browser's write without its
+// CSRF token, or with another session's, is refused with 403
+// csrf_token_invalid on every state-changing route that needs a
+// credential, before anything is done.
+func TestPermissionMatrixCSRF(t *testing.T) {
+	w := newMatrixWorld(t)
+	owner := w.cred("owner-session")
+	before := w.snapshot(w.a)
+	cases := 0
+	for _, rt := range w.srv.Routes() {
+		method, path := splitPattern(rt.Pattern)
+		if rt.Access == httpapi.AccessPublic || method == http.MethodGet {
+			continue
+		}
+		p, missing, ok := w.fill(path, w.a.ID, w.a)
+		if !ok {
+			t.Fatalf("no value for path parameter %s of %s", missing, rt.Pattern)
+		}
+		for _, mode := range []string{csrfNone, csrfWrong} {
+			cases++
+			t.Run(rt.Pattern+"/"+mode, func(t *testing.T) {
+				got := w.send(owner, method, p, "", w.body(rt.Pattern), mode)
+				check(t, matrixWant{status: http.StatusForbidden, codes: []string{"csrf_token_invalid"}}, got)
+				if !strings.Contains(got.err.Error.Message, httpapi.CSRFHeader) {
+					t.Errorf("= %s, want a message naming %s", got.body, httpapi.CSRFHeader)
+				}
+			})
+		}
+	}
+	if d := cmp.Diff(before, w.snapshot(w.a)); d != "" {
+		t.Errorf("writes without a CSRF token changed the workspace (-before +after):\n%s", d)
+	}
+	t.Logf("CSRF: %d cases", cases)
+}
+
+// TestPermissionMatrixEscalation: nobody hands out more than they hold,
+// and a key acting for a person loses what the person loses.
+func TestPermissionMatrixEscalation(t *testing.T) {
+	w := newMatrixWorld(t)
+	ctx := t.Context()
+	keysPath := "/api/workspaces/" + w.a.ID + "/keys"
+	ownerKeys := func() int {
+		ks, err := w.env.Store.APIKeys().List(ctx, w.a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, k := range ks {
+			if k.Role == identity.RoleOwner {
+				n++
+			}
+		}
+		return n
+	}
+	roleOf := func(email string) identity.Role {
+		u, err := w.ids.UserByEmail(ctx, email)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := w.ids.GrantOf(ctx, w.a.ID, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g.Role
+	}
+	forbidden := func(t *testing.T, got matrixAnswer, codes []string, perm identity.Permission, mention string) {
+		t.Helper()
+		check(t, matrixWant{status: http.StatusForbidden, codes: codes, perm: perm}, got)
+		if mention != "" && !strings.Contains(got.err.Error.Message, mention) {
+			t.Errorf("= %s, want a message naming %q", got.body, mention)
+		}
+	}
+
+	t.Run("no key above the maker's role", func(t *testing.T) {
+		n := ownerKeys()
+		body := `{"name":"escalate","role":"owner"}`
+		forbidden(t, w.send(w.cred("admin-session"), "POST", keysPath, "", body, csrfValid), []string{"forbidden"}, "", "owner")
+		forbidden(t, w.send(w.cred("admin-key"), "POST", keysPath, "", body, csrfValid), []string{"forbidden"}, "", "owner")
+		forbidden(t, w.send(w.cred("member-session"), "POST", keysPath, "", body, csrfValid), []string{"permission_denied"}, identity.PermManageKeys, "")
+		forbidden(t, w.send(w.cred("owner-key-for-member-user"), "POST", keysPath, "", body, csrfValid), []string{"permission_denied"}, identity.PermManageKeys, "")
+		if got := ownerKeys(); got != n {
+			t.Errorf("owner keys = %d after the refusals, want %d", got, n)
+		}
+		// The admin's own rank is allowed: the refusal above is the rank.
+		if got := w.send(w.cred("admin-session"), "POST", keysPath, "", `{"name":"fine","role":"admin"}`, csrfValid); got.status != http.StatusCreated {
+			t.Errorf("admin creates an admin key = %d %s, want 201", got.status, got.body)
+		}
+	})
+
+	t.Run("a narrowed key makes no key", func(t *testing.T) {
+		for _, name := range []string{"chat-scope-owner-key", "read-scope-owner-key"} {
+			forbidden(t, w.send(w.cred(name), "POST", keysPath, "", `{"name":"wider","role":"guest"}`, csrfValid), []string{"permission_denied"}, identity.PermManageKeys, "scope")
+		}
+	})
+
+	t.Run("only an owner grants or takes the owner role", func(t *testing.T) {
+		admin := w.cred("admin-session")
+		bystander, err := w.ids.UserByEmail(ctx, "bystander-a@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner, err := w.ids.UserByEmail(ctx, "owner@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := w.user("fresh@example.com", w.b, identity.RoleGuest) // a user not yet in A
+		members := "/api/workspaces/" + w.a.ID + "/members"
+		forbidden(t, w.send(admin, "PATCH", members+"/"+bystander.ID, "", `{"role":"owner"}`, csrfValid), []string{"permission_denied"}, identity.PermManageOwners, "")
+		forbidden(t, w.send(admin, "PATCH", members+"/"+owner.ID, "", `{"role":"guest"}`, csrfValid), []string{"permission_denied"}, identity.PermManageOwners, "")
+		forbidden(t, w.send(admin, "DELETE", members+"/"+owner.ID, "", "", csrfValid), []string{"permission_denied"}, identity.PermManageOwners, "")
+		forbidden(t, w.send(admin, "POST", members, "", fmt.Sprintf(`{"email":%q,"role":"owner"}`, fresh.Email), csrfValid), []string{"permission_denied"}, identity.PermManageOwners, "")
+		forbidden(t, w.send(admin, "POST", "/api/workspaces/"+w.a.ID+"/invitations", "", `{"role":"owner"}`, csrfValid), []string{"permission_denied"}, identity.PermManageOwners, "")
+		forbidden(t, w.send(w.cred("admin-key"), "PATCH", members+"/"+bystander.ID, "", `{"role":"owner"}`, csrfValid), []string{"permission_denied"}, identity.PermManageOwners, "")
+		if r := roleOf(bystander.Email); r != identity.RoleGuest {
+			t.Errorf("bystander is %s, want guest", r)
+		}
+		if r := roleOf(owner.Email); r != identity.RoleOwner {
+			t.Errorf("owner is %s, want owner", r)
+		}
+		if _, err := w.ids.GrantOf(ctx, w.a.ID, fresh.ID); err == nil {
+			t.Errorf("the admin made %s a member of %s", fresh.Email, w.a.Name)
+		}
+	})
+
+	t.Run("a demoted person's key is demoted", func(t *testing.T) {
+		u := w.user("demotee@example.com", w.a, identity.RoleAdmin)
+		token, _, err := w.ids.CreateAPIKey(ctx, identity.UserActor(u.ID, identity.RoleAdmin), w.a.ID, identity.NewAPIKey{Name: "mine", Role: identity.RoleAdmin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := matrixCred{name: "demotee-key", kind: credKey, key: token}
+		session := matrixCred{name: "demotee-session", kind: credSession, email: u.Email, password: matrixPassword}
+		for _, c := range []matrixCred{key, session} {
+			if got := w.send(c, "GET", keysPath, "", "", csrfValid); got.status != http.StatusOK {
+				t.Fatalf("%s lists keys as admin = %d %s", c.name, got.status, got.body)
+			}
+		}
+		if _, err := w.ids.SetRole(ctx, identity.CLI, w.a.ID, u.ID, identity.RoleGuest); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []matrixCred{key, session} {
+			forbidden(t, w.send(c, "GET", keysPath, "", "", csrfValid), []string{"permission_denied"}, identity.PermManageKeys, "guest")
+			forbidden(t, w.send(c, "POST", "/api/agents", "", `{"name":"nope","model":"fake/m"}`, csrfValid), []string{"permission_denied"}, identity.PermEdit, "guest")
+			if got := w.send(c, "GET", "/api/agents", "", "", csrfValid); got.status != http.StatusOK {
+				t.Errorf("%s as guest reads agents = %d %s, want 200", c.name, got.status, got.body)
+			}
+		}
+		if err := w.ids.RemoveMember(ctx, identity.CLI, w.a.ID, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		got := w.send(key, "GET", "/api/agents", "", "", csrfValid)
+		check(t, matrixWant{status: http.StatusUnauthorized, codes: []string{"invalid_api_key"}}, got)
+		got = w.send(session, "GET", "/api/agents", "", "", csrfValid)
+		check(t, matrixWant{status: http.StatusForbidden, codes: []string{"no_workspace"}}, got)
+	})
 }
