@@ -83,7 +83,10 @@ type stack struct {
 	memories      *memory.Memories
 	// masterKey seals credentials; the MCP token key is derived from it.
 	masterKey []byte
-	closers   []func()
+	// box is the secret box over masterKey (credentials, OpenID flow
+	// cookies).
+	box     *secret.Box
+	closers []func()
 }
 
 // close releases everything in reverse order of opening.
@@ -129,7 +132,7 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 	if err != nil {
 		return nil, err
 	}
-	s.masterKey = key
+	s.masterKey, s.box = key, box
 	eg, err := (&egress.Policy{Allow: cfg.Egress.Allow}).Compile()
 	if err != nil {
 		return nil, fmt.Errorf("egress.allow: %w", err)
@@ -221,8 +224,15 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 		return err
 	}
 	defer a2aSrv.Stop()
+	si, err := openSignIn(ctx, cfg, stk, logger)
+	if err != nil {
+		return err
+	}
+	stopSweep := sweepSessions(si.ids, sessionSweepInterval, logger)
+	defer stopSweep()
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
-		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories, Mounts: slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts())})
+		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories, Mounts: slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts()),
+		Identity: si.ids, OIDC: si.oidc, SecureCookies: cfg.Auth.SecureCookies})
 	if err != nil {
 		return err
 	}
@@ -237,6 +247,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	logger.Info("listening", "addr", ln.Addr().String(), "database", u.String(), "auth", cfg.Server.Auth, "version", version())
+	logSetupLink(ctx, si.ids, cfg.Server.Workspace, addrURL(ln.Addr().String()), logger)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
