@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 )
@@ -179,5 +181,52 @@ func TestServeSignsInUserFromCLI(t *testing.T) {
 	}
 	if len(page.Events) != 1 {
 		t.Errorf("failed sign-ins of unknown addresses in the default workspace = %d, want 1", len(page.Events))
+	}
+}
+
+const oidcConfig = `
+workspaces: [{name: support}]
+auth:
+  oidc:
+    - name: corp
+      issuer: http://127.0.0.1:1/realms/corp
+      client_id: agentcraft
+      client_secret: "${CORP_SECRET}"
+      redirect_url: http://127.0.0.1:8080/api/auth/oidc/corp/callback
+      workspace: WORKSPACE
+      role: member
+`
+
+// TestServeOIDCProviders: the configured providers are offered at
+// /api/auth/providers (nothing reaches the provider before a sign-in
+// starts), and a provider's workspace that does not exist stops serve
+// with the path to fix.
+func TestServeOIDCProviders(t *testing.T) {
+	t.Chdir(t.TempDir())
+	writeFiles(t, ".", map[string]string{"agentcraft.yaml": strings.ReplaceAll(oidcConfig, "WORKSPACE", "support")})
+	base, _, stop := startServe(t)
+	resp, err := http.Get(base + "/api/auth/providers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Providers []string }
+	err = json.NewDecoder(resp.Body).Decode(&got)
+	resp.Body.Close()
+	stop()
+	if err != nil || resp.StatusCode != http.StatusOK || len(got.Providers) != 1 || got.Providers[0] != "corp" {
+		t.Fatalf("GET /api/auth/providers = %d %+v (%v), want [corp]", resp.StatusCode, got, err)
+	}
+
+	writeFiles(t, ".", map[string]string{"agentcraft.yaml": strings.ReplaceAll(oidcConfig, "WORKSPACE", "sales")})
+	cfg, err := config.Load("", []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Server.Addr = "127.0.0.1:0"
+	f := false
+	cfg.DetectProviders = &f
+	err = serve(t.Context(), cfg, newLogger(io.Discard, cfg.Log), nil)
+	if err == nil || !strings.Contains(err.Error(), `auth.oidc[0].workspace: "sales"`) {
+		t.Fatalf("serve with an unknown workspace = %v, want an error naming auth.oidc[0].workspace", err)
 	}
 }
