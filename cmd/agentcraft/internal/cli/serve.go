@@ -74,7 +74,9 @@ type stack struct {
 	db        *database.DB
 	st        store.Store
 	knowledge *kb.Service
-	p         *platform.Platform
+	// eng is the search engine of knowledge and memories.
+	eng kb.Engine
+	p   *platform.Platform
 	// runner runs agents for every surface and for workflow agent nodes.
 	runner *agentrun.Runner
 	// conversations and memories are the threads and memory items the
@@ -116,11 +118,8 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 	}
 	s.closers = append(s.closers, o.close)
 	s.db, s.st = o.db, o.st
-	var (
-		closeKnowledge func()
-		eng            kb.Engine
-	)
-	if s.knowledge, eng, closeKnowledge, err = openKnowledge(ctx, cfg, o, platformLog); err != nil {
+	var closeKnowledge func()
+	if s.knowledge, s.eng, closeKnowledge, err = openKnowledge(ctx, cfg, o, platformLog); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, closeKnowledge)
@@ -157,7 +156,7 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 		return nil, err
 	}
 	s.closers = append(s.closers, s.p.Stop)
-	if s.memories, err = memory.NewMemories(s.st, eng, &memory.MemoryOptions{Logger: platformLog, Audit: s.p.RecordAudit}); err != nil {
+	if s.memories, err = memory.NewMemories(s.st, s.eng, &memory.MemoryOptions{Logger: platformLog, Audit: s.p.RecordAudit}); err != nil {
 		return nil, err
 	}
 	s.conversations = memory.NewConversations(s.st, &memory.ConversationOptions{Memories: s.memories, Logger: platformLog})

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 )
@@ -228,5 +230,58 @@ func TestServeOIDCProviders(t *testing.T) {
 	err = serve(t.Context(), cfg, newLogger(io.Discard, cfg.Log), nil)
 	if err == nil || !strings.Contains(err.Error(), `auth.oidc[0].workspace: "sales"`) {
 		t.Fatalf("serve with an unknown workspace = %v, want an error naming auth.oidc[0].workspace", err)
+	}
+}
+
+// TestDeleteWorkspaceDropsKnowledgeIndexes: deleting a workspace through
+// serve's identity service drops the search index of each of its
+// knowledge bases, which the store's cascade cannot reach.
+func TestDeleteWorkspaceDropsKnowledgeIndexes(t *testing.T) {
+	t.Chdir(t.TempDir())
+	cfg, err := config.Load("", []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := false
+	cfg.DetectProviders = &f
+	logger := newLogger(io.Discard, cfg.Log)
+	ctx := t.Context()
+	stk, err := openPlatform(ctx, cfg, logger, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stk.close()
+	counter, ok := stk.eng.(interface {
+		Len(ctx context.Context, index string) (int, error)
+	})
+	if !ok {
+		t.Fatalf("the search engine %T cannot count an index's documents", stk.eng)
+	}
+	ws, err := stk.st.Workspaces().GetOrCreate(ctx, "doomed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := stk.knowledge.Create(ctx, ws.ID, "manuals", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stk.knowledge.Ingest(ctx, base, "refunds.txt", []byte("Refunds are paid within 14 days of the request.")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := counter.Len(ctx, base.IndexName); err != nil || n == 0 {
+		t.Fatalf("index %s holds %d documents (%v) after ingest, want some", base.IndexName, n, err)
+	}
+	si, err := openSignIn(ctx, cfg, stk, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := si.ids.DeleteWorkspace(ctx, identity.CLI, ws.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := counter.Len(ctx, base.IndexName); err != nil || n != 0 {
+		t.Errorf("index %s holds %d documents (%v) after its workspace was deleted, want none", base.IndexName, n, err)
+	}
+	if _, err := stk.st.Workspaces().Get(ctx, ws.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("workspace after delete: %v, want not found", err)
 	}
 }
