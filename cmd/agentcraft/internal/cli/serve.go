@@ -74,7 +74,9 @@ type stack struct {
 	db        *database.DB
 	st        store.Store
 	knowledge *kb.Service
-	p         *platform.Platform
+	// eng is the search engine of knowledge and memories.
+	eng kb.Engine
+	p   *platform.Platform
 	// runner runs agents for every surface and for workflow agent nodes.
 	runner *agentrun.Runner
 	// conversations and memories are the threads and memory items the
@@ -83,7 +85,10 @@ type stack struct {
 	memories      *memory.Memories
 	// masterKey seals credentials; the MCP token key is derived from it.
 	masterKey []byte
-	closers   []func()
+	// box is the secret box over masterKey (credentials, OpenID flow
+	// cookies).
+	box     *secret.Box
+	closers []func()
 }
 
 // close releases everything in reverse order of opening.
@@ -113,11 +118,8 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 	}
 	s.closers = append(s.closers, o.close)
 	s.db, s.st = o.db, o.st
-	var (
-		closeKnowledge func()
-		eng            kb.Engine
-	)
-	if s.knowledge, eng, closeKnowledge, err = openKnowledge(ctx, cfg, o, platformLog); err != nil {
+	var closeKnowledge func()
+	if s.knowledge, s.eng, closeKnowledge, err = openKnowledge(ctx, cfg, o, platformLog); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, closeKnowledge)
@@ -129,7 +131,7 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 	if err != nil {
 		return nil, err
 	}
-	s.masterKey = key
+	s.masterKey, s.box = key, box
 	eg, err := (&egress.Policy{Allow: cfg.Egress.Allow}).Compile()
 	if err != nil {
 		return nil, fmt.Errorf("egress.allow: %w", err)
@@ -154,7 +156,7 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 		return nil, err
 	}
 	s.closers = append(s.closers, s.p.Stop)
-	if s.memories, err = memory.NewMemories(s.st, eng, &memory.MemoryOptions{Logger: platformLog, Audit: s.p.RecordAudit}); err != nil {
+	if s.memories, err = memory.NewMemories(s.st, s.eng, &memory.MemoryOptions{Logger: platformLog, Audit: s.p.RecordAudit}); err != nil {
 		return nil, err
 	}
 	s.conversations = memory.NewConversations(s.st, &memory.ConversationOptions{Memories: s.memories, Logger: platformLog})
@@ -221,8 +223,15 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 		return err
 	}
 	defer a2aSrv.Stop()
+	si, err := openSignIn(ctx, cfg, stk, logger)
+	if err != nil {
+		return err
+	}
+	stopSweep := sweepSessions(si.ids, sessionSweepInterval, logger)
+	defer stopSweep()
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
-		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories, Mounts: slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts())})
+		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories, Mounts: slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts()),
+		Identity: si.ids, OIDC: si.oidc, SecureCookies: cfg.Auth.SecureCookies})
 	if err != nil {
 		return err
 	}
@@ -237,6 +246,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	logger.Info("listening", "addr", ln.Addr().String(), "database", u.String(), "auth", cfg.Server.Auth, "version", version())
+	logSetupLink(ctx, si.ids, cfg.Server.Workspace, addrURL(ln.Addr().String()), logger)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

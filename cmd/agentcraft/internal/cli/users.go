@@ -23,6 +23,8 @@ import (
 // withIdentity opens the configured database and an identity service
 // whose audit events are written at once (a command has no recorder
 // running; a failed write is a warning, the change having happened).
+// Account events also go to the default workspace when it exists, as
+// serve's do.
 func (e *env) withIdentity(ctx context.Context, fn func(cfg config.Config, st store.Store, ids *identity.Service) error) error {
 	cfg, err := e.load()
 	if err != nil {
@@ -34,11 +36,15 @@ func (e *env) withIdentity(ctx context.Context, fn func(cfg config.Config, st st
 	}
 	defer o.close()
 	st := o.st
-	ids, err := identity.New(st, &identity.Options{Audit: func(ctx context.Context, ev store.AuditEvent) {
+	opts := identity.Options{Audit: func(ctx context.Context, ev store.AuditEvent) {
 		if err := st.AuditLog().Append(ctx, ev); err != nil {
 			fmt.Fprintf(e.stderr, "warning: the audit log did not record %s: %v\n", ev.Action, err)
 		}
-	}})
+	}}
+	if ws, err := st.Workspaces().GetByName(ctx, cfg.Server.Workspace); err == nil {
+		opts.AuditWorkspaceID = ws.ID
+	}
+	ids, err := newIdentity(st, cfg, opts)
 	if err != nil {
 		return err
 	}
@@ -71,7 +77,12 @@ func baseURL(flag string, cfg config.Config) string {
 	if flag != "" {
 		return strings.TrimRight(flag, "/")
 	}
-	addr := cmp.Or(cfg.Server.Addr, "127.0.0.1:8080")
+	return addrURL(cmp.Or(cfg.Server.Addr, "127.0.0.1:8080"))
+}
+
+// addrURL is the http URL of a listen address, a wildcard host read as
+// localhost.
+func addrURL(addr string) string {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "http://" + addr

@@ -61,6 +61,9 @@ type Config struct {
 	Workspaces []Workspace `yaml:"workspaces"`
 	// MCP configures the MCP servers agents use and AgentCraft's own /mcp.
 	MCP MCP `yaml:"mcp"`
+	// Auth configures sign-in: session lifetimes, cookies and OpenID
+	// Connect providers.
+	Auth Auth `yaml:"auth"`
 }
 
 // MCP configures the Model Context Protocol on both sides.
@@ -258,6 +261,7 @@ func Default() Config {
 		Database: Database{URL: "sqlite://./data/agentcraft.db"},
 		Log:      Log{Level: "info", Format: "text"},
 		Secrets:  Secrets{MasterKeyFile: "./data/master.key"},
+		Auth:     Auth{IdleTimeout: 12 * time.Hour, AbsoluteTimeout: 7 * 24 * time.Hour},
 	}
 }
 
@@ -388,6 +392,12 @@ func (c *Config) fill() {
 	}
 	if c.Secrets.MasterKeyFile == "" {
 		c.Secrets.MasterKeyFile = d.Secrets.MasterKeyFile
+	}
+	if c.Auth.IdleTimeout == 0 {
+		c.Auth.IdleTimeout = d.Auth.IdleTimeout
+	}
+	if c.Auth.AbsoluteTimeout == 0 {
+		c.Auth.AbsoluteTimeout = d.Auth.AbsoluteTimeout
 	}
 	if c.DetectProviders == nil {
 		t := true
@@ -534,6 +544,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.MCP.validateMCPAuth(bad)
+	c.Auth.validateAuth(bad)
 	c.MCP.validateMCPServers(bad)
 	wsNames := map[string]bool{}
 	for i, w := range c.Workspaces {
