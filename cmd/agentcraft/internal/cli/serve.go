@@ -28,6 +28,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/server/a2aserver"
+	"github.com/agentcraftlab/agentcraft/server/aguiserver"
 	"github.com/agentcraftlab/agentcraft/server/mcpserver"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
@@ -221,8 +222,12 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 		return err
 	}
 	defer a2aSrv.Stop()
+	aguiSrv, err := aguiserver.New(stk.p, &aguiserver.Options{Runner: stk.runner, Conversations: stk.conversations, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: logger})
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
-		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories, Mounts: slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts())})
+		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories, Mounts: slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts(), aguiSrv.Mounts())})
 	if err != nil {
 		return err
 	}
