@@ -4,13 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/server"
+	"github.com/agentcraftlab/agentcraft/server/aguiserver"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
 )
@@ -309,7 +313,11 @@ func TestBadInput(t *testing.T) {
 	if n := len(fake.Requests()); n != 0 {
 		t.Errorf("the fake saw %d requests, want none", n)
 	}
-	_ = c
+	// The well-formed input runs: the refusals above were the input's.
+	fake.Push(llmtest.Turn{Text: "Hello."})
+	if got := types(runAGUI(t, c, ok)); got[len(got)-1] != "RUN_FINISHED" {
+		t.Errorf("well-formed input: events %v", got)
+	}
 }
 
 // TestUpstreamFailsMidStream: a provider error after the answer began
@@ -324,5 +332,55 @@ func TestUpstreamFailsMidStream(t *testing.T) {
 	last := evs[len(evs)-1]
 	if last.str("message") == "" || last.str("code") == "" || strings.Contains(last.str("message"), "upstream-secret") {
 		t.Errorf("RUN_ERROR = %v, want a message and a code", last)
+	}
+}
+
+// TestKeepAliveAndDisconnect: a quiet stream sends keep-alive comments,
+// and a client that goes away mid-answer stops the run, upstream call
+// included.
+func TestKeepAliveAndDisconnect(t *testing.T) {
+	env, fake, _ := aguiEnv(t, false)
+	g, err := aguiserver.New(env.Platform, &aguiserver.Options{KeepAlive: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(env.Platform, &server.Options{Mounts: g.Mounts()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close(); srv.Stop() })
+	c := servertest.Client{T: t, Base: hs.URL, Key: env.Key}
+	input := `{"threadId":"t","runId":"r","messages":[{"id":"1","role":"user","content":"Slowly."}]}`
+
+	fake.Push(llmtest.Turn{Chunks: []string{"a", "b", "c"}, Pace: 150 * time.Millisecond})
+	_, body := c.Do("POST", "/agui/helper", input)
+	if n := strings.Count(string(body), ": keep-alive\n"); n < 3 || !strings.Contains(string(body), `"type":"RUN_FINISHED"`) {
+		t.Errorf("%d keep-alive comments over a 450 ms answer, want 3 or more, then RUN_FINISHED:\n%s", n, body)
+	}
+
+	fake.Push(llmtest.Turn{Chunks: slices.Repeat([]string{"x"}, 100), Pace: 100 * time.Millisecond})
+	req, _ := http.NewRequest("POST", hs.URL+"/agui/helper", strings.NewReader(input))
+	req.Header.Set("Authorization", "Bearer "+env.Key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	var seen strings.Builder
+	for !strings.Contains(seen.String(), "TEXT_MESSAGE_CONTENT") {
+		n, err := resp.Body.Read(buf)
+		seen.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("stream ended before the answer began: %v\n%s", err, seen.String())
+		}
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for fake.Active() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := fake.Active(); n != 0 {
+		t.Errorf("%d upstream requests still running after the client left; the 10 s answer should have stopped", n)
 	}
 }
