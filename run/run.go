@@ -95,6 +95,7 @@ const (
 	SurfaceMCP      Surface = "mcp"      // an agent_<name> tool of /mcp or mcp serve --stdio
 	SurfaceA2A      Surface = "a2a"      // SendMessage and friends on /a2a/{agent}
 	SurfaceWorkflow Surface = "workflow" // an agent or router node of a workflow run
+	SurfaceAGUI     Surface = "agui"     // POST /agui/{agent}
 )
 
 // Caller is who runs an agent, and through what.

@@ -1,6 +1,6 @@
 // Package servertest starts a whole AgentCraft server in-process for tests:
 // a SQLite store in a temporary directory, a master key, the platform with
-// the given providers and agents, the HTTP handler (with /a2a mounted) on a
+// the given providers and agents, the HTTP handler (with /a2a and /agui mounted) on a
 // loopback listener and an API key for the default workspace.
 //
 //	env := servertest.New(t, &servertest.Options{Providers: ..., Agents: ...})
@@ -36,6 +36,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/server/a2aserver"
+	"github.com/agentcraftlab/agentcraft/server/aguiserver"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 	"github.com/agentcraftlab/agentcraft/tool"
@@ -235,7 +236,11 @@ func New(t testing.TB, opts *Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sopts.Mounts = a2aSrv.Mounts()
+	aguiSrv, err := aguiserver.New(p, &aguiserver.Options{Runner: sopts.Runner, Conversations: env.Conversations, MaxBodyBytes: o.MaxBodyBytes, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sopts.Mounts = append(a2aSrv.Mounts(), aguiSrv.Mounts()...)
 	srv, err := server.New(p, sopts)
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/server/a2aserver"
+	"github.com/agentcraftlab/agentcraft/server/aguiserver"
 	"github.com/agentcraftlab/agentcraft/server/mcpserver"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
@@ -229,8 +230,13 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	}
 	stopSweep := sweepSessions(si.ids, sessionSweepInterval, logger)
 	defer stopSweep()
+	aguiSrv, err := aguiserver.New(stk.p, &aguiserver.Options{Runner: stk.runner, Conversations: stk.conversations, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: logger})
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
-		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories, Mounts: slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts()),
+		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories,
+		Mounts:   slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts(), aguiSrv.Mounts()),
 		Identity: si.ids, OIDC: si.oidc, SecureCookies: cfg.Auth.SecureCookies})
 	if err != nil {
 		return err

@@ -1,0 +1,243 @@
+// Package aguiserver runs AgentCraft agents over the AG-UI protocol
+// (docs.ag-ui.com), the event stream that agent front ends such as
+// CopilotKit read: POST /agui/{agent} takes a RunAgentInput as JSON and
+// answers with server-sent events, one JSON event per "data:" line, from
+// RUN_STARTED to RUN_FINISHED or RUN_ERROR. The route needs the caller's
+// API key or session with the chat permission; the agent is the caller's
+// workspace's, run through package run as on every surface.
+//
+// The stream carries the answer as TEXT_MESSAGE_START/CONTENT/END, the
+// model's reasoning as REASONING_START, REASONING_MESSAGE_START/CONTENT/END
+// and REASONING_END (the names that replace the deprecated THINKING_*
+// events), each server tool call as TOOL_CALL_START/ARGS/END followed by
+// TOOL_CALL_RESULT, and warnings (an MCP server down, say) as CUSTOM events
+// named "warning". The input's tools are the front end's own: when the
+// model calls one, the stream carries TOOL_CALL_START/ARGS/END for it and
+// the run finishes, naming the call in RUN_FINISHED's outcome
+// (pendingToolCallIds); the front end runs the tool and starts the next
+// run with its result as a tool message.
+//
+// The input's context entries reach the model as one system message;
+// state and forwardedProps are accepted and not used, and a run is never
+// interrupted, so resume must be empty. With Options.Conversations the
+// threadId names a stored conversation of the caller's (external ref
+// "agui:<threadId>", created on first use, listed by GET
+// /api/conversations), as X-OpenWebUI-Chat-Id does on /v1: the client
+// resends the whole thread, and only the turns the conversation lacks are
+// stored. Without it runs are stateless and the model reads the messages
+// as sent.
+//
+//	g, err := aguiserver.New(p, &aguiserver.Options{Runner: runner, Conversations: convs})
+//	srv, err := server.New(p, &server.Options{Mounts: g.Mounts()})
+package aguiserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/agent"
+	"github.com/agentcraftlab/agentcraft/identity"
+	"github.com/agentcraftlab/agentcraft/memory"
+	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/run"
+	"github.com/agentcraftlab/agentcraft/server/apierr"
+	"github.com/agentcraftlab/agentcraft/server/httpapi"
+	"github.com/agentcraftlab/agentcraft/server/openaiapi"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Runner runs the agents. Default: run.New(p, nil).
+	Runner *run.Runner
+	// Conversations keeps a thread's runs in one stored conversation of
+	// the caller's; the Runner must have the same service (its
+	// Options.Conversations). Default nil: runs are stateless.
+	Conversations *memory.Conversations
+	// MaxBodyBytes caps a request. Default 8 MiB.
+	MaxBodyBytes int64
+	// KeepAlive is how often a quiet stream (a long model call, a slow
+	// tool) sends an SSE comment, so that proxies do not cut it.
+	// Default 15 s.
+	KeepAlive time.Duration
+	// Logger receives failures. Default: discard.
+	Logger *slog.Logger
+}
+
+// Server serves POST /agui/{agent}.
+type Server struct {
+	runner    *run.Runner
+	conv      *memory.Conversations
+	maxBody   int64
+	keepAlive time.Duration
+	logger    *slog.Logger
+}
+
+// New returns the AG-UI server of p's agents.
+func New(p *platform.Platform, opts *Options) (*Server, error) {
+	if p == nil {
+		return nil, errors.New("aguiserver: the platform is required")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	s := &Server{runner: o.Runner, conv: o.Conversations, maxBody: o.MaxBodyBytes, keepAlive: o.KeepAlive, logger: o.Logger}
+	if s.runner == nil {
+		s.runner = run.New(p, nil)
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = 8 << 20
+	}
+	if s.keepAlive <= 0 {
+		s.keepAlive = 15 * time.Second
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	return s, nil
+}
+
+// Mounts is POST /agui/{agent}, behind the server's authentication with
+// the chat permission.
+func (s *Server) Mounts() []httpapi.Mount {
+	return []httpapi.Mount{{Pattern: "POST /agui/{agent}", Handler: http.HandlerFunc(s.serveRun), Permission: identity.PermChat}}
+}
+
+// serveRun runs one agent for one RunAgentInput. Everything that can be
+// refused before the run starts is a JSON error with a 4xx or 5xx
+// status; once RUN_STARTED is sent, failures are RUN_ERROR events.
+func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	pr, _ := platform.PrincipalFrom(ctx)
+	name := r.PathValue("agent")
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			apierr.Write(w, &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest, Code: "request_too_large",
+				Message: "request body is larger than " + strconv.FormatInt(mbe.Limit, 10) + " bytes; send a shorter thread or raise server.max_body_bytes"})
+			return
+		}
+		apierr.Write(w, apierr.BadRequest("", "the request body could not be read: "+err.Error()))
+		return
+	}
+	in, ae := decodeInput(body)
+	if ae != nil {
+		apierr.Write(w, ae)
+		return
+	}
+	caller := run.Caller{Principal: run.PrincipalOf(pr), Surface: run.SurfaceAGUI}
+	a, err := s.runner.Agent(ctx, caller, name)
+	if err != nil {
+		s.failEarly(w, pr, name, err)
+		return
+	}
+	if s.conv != nil {
+		cv, err := s.conv.Attach(ctx, caller.Principal, "agui:"+in.ThreadID, name)
+		if err != nil {
+			a.Refused(err)
+			s.failEarly(w, pr, name, err)
+			return
+		}
+		// Bound again in the thread: its history and its memory tools.
+		a = a.InConversation(cv.ID, true)
+	}
+	events := a.Run(ctx, agent.Input{Messages: in.Messages, ClientTools: in.Tools, User: caller.EndUser})
+	s.stream(ctx, w, in, events)
+}
+
+// failEarly answers an error before the stream began.
+func (s *Server) failEarly(w http.ResponseWriter, pr platform.Principal, name string, err error) {
+	ae := toAPIError(err)
+	apierr.Write(w, ae)
+	if ae.Status >= 500 {
+		s.logger.Warn("agui_run_refused", "workspace_id", pr.WorkspaceID, "agent", name, "error", err)
+	}
+}
+
+func toAPIError(err error) *apierr.Error {
+	var ae *apierr.Error
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, run.ErrUnknownAgent):
+		return apierr.NotFound("agent_not_found", err.Error()+": the path must name an agent listed by GET /api/agents")
+	case errors.Is(err, platform.ErrUnknownProvider):
+		return &apierr.Error{Status: http.StatusBadGateway, Type: apierr.TypeUpstream, Code: "provider_not_configured", Message: err.Error()}
+	}
+	if ae := openaiapi.ConversationError(err); ae != nil {
+		return ae
+	}
+	return apierr.FromLLM(err)
+}
+
+// stream sends the run's events. A quiet run still sends a keep-alive
+// comment every s.keepAlive; a client that goes away cancels ctx, which
+// stops the run, and a failed write stops it too.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, in input, events func(yield func(agent.Event, error) bool)) {
+	e := newEncoder(w, in.ThreadID, in.RunID)
+	var mu sync.Mutex // serializes the events and the keep-alives on e
+	if err := e.runStarted(in.ParentRunID); err != nil {
+		return
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(s.keepAlive)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				mu.Lock()
+				_ = e.sse.WriteComment("keep-alive")
+				mu.Unlock()
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		<-stopped
+	}()
+	for ev, err := range events {
+		mu.Lock()
+		if err != nil {
+			ae := toAPIError(err)
+			if ctx.Err() == nil {
+				_ = e.runError(ae.Message, ae.Code)
+				if ae.Status >= 500 {
+					s.logger.Warn("agui_run_failed", "run_id", in.RunID, "error", err)
+				}
+			}
+			mu.Unlock()
+			return
+		}
+		werr := e.event(ev)
+		mu.Unlock()
+		if werr != nil {
+			// The client went away: breaking the loop ends the run.
+			return
+		}
+	}
+	if !e.finished && ctx.Err() == nil {
+		mu.Lock()
+		_ = e.runError("the run ended without finishing", "internal")
+		mu.Unlock()
+	}
+}
+
+// newID is a random message id.
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
