@@ -23,6 +23,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/server/a2aserver"
+	"github.com/agentcraftlab/agentcraft/server/aguiserver"
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -142,10 +143,14 @@ func newMatrixWorld(t *testing.T) *matrixWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
+	agui, err := aguiserver.New(env.Platform, &aguiserver.Options{Runner: runner, Conversations: env.Conversations})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var jobs sync.WaitGroup
 	srv, err := server.New(env.Platform, &server.Options{
 		Runs: runs, Knowledge: env.Knowledge, Runner: runner, Conversations: env.Conversations, Memories: env.Memories,
-		Identity: ids, Mounts: a2a.Mounts(), Version: "test",
+		Identity: ids, Mounts: append(a2a.Mounts(), agui.Mounts()...), Version: "test",
 		// Every request reads the key and the member's role, so that a
 		// demotion is seen by the next request.
 		KeyTTL: -1,
@@ -306,6 +311,7 @@ func (w *matrixWorld) seed(ws store.Workspace, suffix string) {
 		"keys/id":              victim.ID,
 		"models/id...":         "fake/m",
 		"oidc/provider":        "none",
+		"agui/agent":           agent.Name,
 		// Unknown tokens: a real invitation accepted by the matrix's
 		// users would change who is a member of what.
 		"link/token":        "unknown-token",
