@@ -100,18 +100,14 @@ func (c *Conversations) Get(ctx context.Context, p run.Principal, id string) (st
 }
 
 // Attach returns p's conversation known to the client as ref, creating
-// it (for agent) on first use. A ref that names another owner's
-// conversation is ErrNotFound.
+// it (for agent) on first use. Refs are p's own: another owner's thread
+// with the same ref is theirs, and p gets a conversation of its own.
 func (c *Conversations) Attach(ctx context.Context, p run.Principal, ref, agent string) (store.Conversation, error) {
+	owner := Owner(p)
 	for range 2 {
-		cv, err := c.st.Conversations().GetByExternalRef(ctx, p.WorkspaceID, ref)
-		switch {
-		case err == nil && cv.Owner == Owner(p):
-			return cv, nil
-		case err == nil:
-			return store.Conversation{}, unknownConversation(ref)
-		case !errors.Is(err, store.ErrNotFound):
-			return store.Conversation{}, err
+		cv, err := c.st.Conversations().GetByExternalRef(ctx, p.WorkspaceID, owner, ref)
+		if err == nil || !errors.Is(err, store.ErrNotFound) {
+			return cv, err
 		}
 		cv, err = c.Create(ctx, p, NewConversation{Agent: agent, ExternalRef: ref})
 		if !errors.Is(err, store.ErrConflict) {

@@ -137,7 +137,8 @@ func TestConversationsBelongToTheirOwner(t *testing.T) {
 		t.Errorf("title after the other key's rename = %q", got.Title)
 	}
 
-	// Attach creates once per ref, and never hands over another's.
+	// Attach creates once per ref and owner, and never hands over
+	// another's: the other owner gets a thread of their own.
 	c1, err := convs.Attach(ctx, a, "openwebui:x", "helper")
 	if err != nil {
 		t.Fatal(err)
@@ -146,8 +147,8 @@ func TestConversationsBelongToTheirOwner(t *testing.T) {
 	if err != nil || c2.ID != c1.ID {
 		t.Errorf("second Attach = %s, %v; want %s", c2.ID, err, c1.ID)
 	}
-	if _, err := convs.Attach(ctx, b, "openwebui:x", "helper"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("Attach(other key, taken ref) = %v, want ErrNotFound", err)
+	if c3, err := convs.Attach(ctx, b, "openwebui:x", "helper"); err != nil || c3.ID == c1.ID || c3.Owner == c1.Owner {
+		t.Errorf("Attach(other key, same ref) = %+v, %v; want a conversation of its own", c3, err)
 	}
 }
 

@@ -156,14 +156,15 @@ type MessageQuery struct {
 // Conversations stores conversations and their messages.
 type Conversations interface {
 	// Create inserts c with no messages, assigning an ID when empty and
-	// stamping the times. A taken ExternalRef in the workspace gives
-	// ErrConflict; an unknown workspace ErrNotFound.
+	// stamping the times. An ExternalRef the owner uses already in the
+	// workspace gives ErrConflict (another owner may use the same ref);
+	// an unknown workspace ErrNotFound.
 	Create(ctx context.Context, c Conversation) (Conversation, error)
 	// Get returns the workspace's conversation, or ErrNotFound.
 	Get(ctx context.Context, workspaceID, id string) (Conversation, error)
-	// GetByExternalRef finds the conversation by ExternalRef, or
+	// GetByExternalRef finds the owner's conversation by ExternalRef, or
 	// ErrNotFound.
-	GetByExternalRef(ctx context.Context, workspaceID, ref string) (Conversation, error)
+	GetByExternalRef(ctx context.Context, workspaceID, owner, ref string) (Conversation, error)
 	// List returns a page of an owner's conversations, newest first.
 	List(ctx context.Context, f ConversationFilter) (ConversationPage, error)
 	// Rename sets the title and returns the stored row.

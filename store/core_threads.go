@@ -45,11 +45,11 @@ func (r conversations) Get(ctx context.Context, workspaceID, id string) (Convers
 	return cv, nil
 }
 
-func (r conversations) GetByExternalRef(ctx context.Context, workspaceID, ref string) (Conversation, error) {
-	if ref == "" {
-		return Conversation{}, r.c.errorf("get conversation by external ref: %w: the ref is empty", ErrInvalid)
+func (r conversations) GetByExternalRef(ctx context.Context, workspaceID, owner, ref string) (Conversation, error) {
+	if ref == "" || owner == "" {
+		return Conversation{}, r.c.errorf("get conversation by external ref: %w: the ref or the owner is empty", ErrInvalid)
 	}
-	cv, err := r.c.d.ConversationGetByRef(ctx, workspaceID, ref)
+	cv, err := r.c.d.ConversationGetByRef(ctx, workspaceID, owner, ref)
 	if err != nil {
 		return Conversation{}, r.c.errorf("get conversation %q: %w", ref, err)
 	}

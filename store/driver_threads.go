@@ -11,7 +11,7 @@ type ConversationDriver interface {
 	// ConversationInsert inserts p.Conversation, complete (LastSeq 0).
 	ConversationInsert(ctx context.Context, p *ConversationInsertParams) error
 	ConversationGet(ctx context.Context, workspaceID, id string) (Conversation, error)
-	ConversationGetByRef(ctx context.Context, workspaceID, ref string) (Conversation, error)
+	ConversationGetByRef(ctx context.Context, workspaceID, owner, ref string) (Conversation, error)
 	// ConversationList returns at most p.Limit conversations of p.Owner,
 	// after the cursor position when p.After is set.
 	ConversationList(ctx context.Context, p *ConversationListParams) ([]Conversation, error)

@@ -228,9 +228,10 @@ func TestClientTool(t *testing.T) {
 
 // TestThreadIsConversation: two runs of one threadId continue one stored
 // conversation, listed by GET /api/conversations; another key's run on
-// the same threadId does not reach it.
+// the same threadId gets a conversation of its own and never sees the
+// first.
 func TestThreadIsConversation(t *testing.T) {
-	env, fake, c := aguiEnv(t, true, llmtest.Turn{Text: "Hi Ann."}, llmtest.Turn{Text: "Ann."})
+	env, fake, c := aguiEnv(t, true, llmtest.Turn{Text: "Hi Ann."}, llmtest.Turn{Text: "Ann."}, llmtest.Turn{Text: "I do not know."})
 	runAGUI(t, c, `{"threadId":"shared","runId":"r1","messages":[{"id":"u1","role":"user","content":"I am Ann."}]}`)
 	// The client resends the thread; the model reads each turn once.
 	evs := runAGUI(t, c, `{"threadId":"shared","runId":"r2","messages":[
@@ -256,20 +257,20 @@ func TestThreadIsConversation(t *testing.T) {
 		t.Errorf("the conversation holds %d messages, want the 4 turns once each: %+v", len(thread.Messages), thread.Messages)
 	}
 
-	// Another caller of the workspace, same threadId: refused, and the
-	// model never saw the thread.
+	// Another caller of the workspace, same threadId: a thread of its
+	// own, and the model saw none of the first.
 	other := servertest.Client{T: t, Base: env.URL, Key: servertest.CreateKey(t, env.Store, env.Workspace.ID)}
 	resp, body := other.Do("POST", "/agui/helper", `{"threadId":"shared","runId":"r3","messages":[{"id":"u1","role":"user","content":"Who is Ann?"}]}`)
-	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "conversation_not_found") {
-		t.Errorf("another key on the same threadId = %d %s, want 404 conversation_not_found", resp.StatusCode, body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "RUN_FINISHED") {
+		t.Fatalf("another key on the same threadId = %d %s, want its own run", resp.StatusCode, body)
 	}
-	if n := len(fake.Requests()); n != 2 {
-		t.Errorf("the fake saw %d requests, want 2", n)
+	if up := upstreamMessages(t, fake, 2); !slices.Equal(up, []string{"system: Help.", "user: Who is Ann?"}) {
+		t.Errorf("the other key's upstream request %q holds more than its own turn", up)
 	}
 	var theirs store.ConversationPage
 	other.JSON("GET", "/api/conversations", "", http.StatusOK, &theirs)
-	if len(theirs.Conversations) != 0 {
-		t.Errorf("the other key sees conversations %+v", theirs.Conversations)
+	if len(theirs.Conversations) != 1 || theirs.Conversations[0].ID == page.Conversations[0].ID {
+		t.Errorf("the other key sees conversations %+v; want only its own", theirs.Conversations)
 	}
 }
 

@@ -42,9 +42,9 @@ func (d driver) ConversationGet(ctx context.Context, workspaceID, id string) (st
 	return c, mapErr(err)
 }
 
-func (d driver) ConversationGetByRef(ctx context.Context, workspaceID, ref string) (store.Conversation, error) {
+func (d driver) ConversationGetByRef(ctx context.Context, workspaceID, owner, ref string) (store.Conversation, error) {
 	c, err := scanConversation(d.s.pool.QueryRow(ctx,
-		`SELECT `+conversationColumns+` FROM conversations WHERE workspace_id = $1 AND external_ref = $2`, workspaceID, ref))
+		`SELECT `+conversationColumns+` FROM conversations WHERE workspace_id = $1 AND owner = $2 AND external_ref = $3`, workspaceID, owner, ref))
 	return c, mapErr(err)
 }
 

@@ -41,9 +41,9 @@ func (d driver) ConversationGet(ctx context.Context, workspaceID, id string) (st
 	return c, mapErr(err)
 }
 
-func (d driver) ConversationGetByRef(ctx context.Context, workspaceID, ref string) (store.Conversation, error) {
+func (d driver) ConversationGetByRef(ctx context.Context, workspaceID, owner, ref string) (store.Conversation, error) {
 	c, err := scanConversation(d.s.reader.QueryRowContext(ctx,
-		`SELECT `+conversationColumns+` FROM conversations WHERE workspace_id = ? AND external_ref = ?`, workspaceID, ref))
+		`SELECT `+conversationColumns+` FROM conversations WHERE workspace_id = ? AND owner = ? AND external_ref = ?`, workspaceID, owner, ref))
 	return c, mapErr(err)
 }
 

@@ -53,15 +53,26 @@ func testConversations(t *testing.T, open func(t *testing.T) store.Store) {
 		if diff := cmp.Diff(c, got); diff != "" {
 			t.Errorf("Get differs from Create (-create +get):\n%s", diff)
 		}
-		got, err = cs.GetByExternalRef(ctx, a.ID, "openwebui:chat-1")
+		got, err = cs.GetByExternalRef(ctx, a.ID, "user:u1", "openwebui:chat-1")
 		if err != nil || got.ID != c.ID {
 			t.Errorf("GetByExternalRef = %s, %v; want %s", got.ID, err, c.ID)
 		}
-		_, err = cs.GetByExternalRef(ctx, a.ID, "openwebui:other")
+		_, err = cs.GetByExternalRef(ctx, a.ID, "user:u1", "openwebui:other")
 		wantErr(t, "GetByExternalRef(unknown)", err, store.ErrNotFound)
-		// A ref is unique per workspace; no ref at all may repeat.
-		_, err = cs.Create(ctx, store.Conversation{WorkspaceID: a.ID, Owner: "user:u2", ExternalRef: "openwebui:chat-1"})
+		_, err = cs.GetByExternalRef(ctx, a.ID, "user:u2", "openwebui:chat-1")
+		wantErr(t, "GetByExternalRef(another owner's ref)", err, store.ErrNotFound)
+		// A ref is unique per owner in the workspace: the same owner may
+		// not take it twice, another owner has a thread of their own by
+		// it; no ref at all may repeat.
+		_, err = cs.Create(ctx, store.Conversation{WorkspaceID: a.ID, Owner: "user:u1", ExternalRef: "openwebui:chat-1"})
 		wantErr(t, "Create(taken ref)", err, store.ErrConflict)
+		other, err := cs.Create(ctx, store.Conversation{WorkspaceID: a.ID, Owner: "user:u2", ExternalRef: "openwebui:chat-1"})
+		if err != nil || other.ID == c.ID {
+			t.Fatalf("Create(same ref, another owner) = %+v, %v; want a conversation of its own", other, err)
+		}
+		if got, err := cs.GetByExternalRef(ctx, a.ID, "user:u2", "openwebui:chat-1"); err != nil || got.ID != other.ID {
+			t.Errorf("GetByExternalRef(u2) = %s, %v; want %s", got.ID, err, other.ID)
+		}
 		mustConversation(t, st, store.Conversation{WorkspaceID: a.ID, Owner: "user:u1"})
 		mustConversation(t, st, store.Conversation{WorkspaceID: a.ID, Owner: "user:u1"})
 
@@ -100,7 +111,7 @@ func testConversations(t *testing.T, open func(t *testing.T) store.Store) {
 		err = cs.Delete(ctx, a.ID, c.ID)
 		wantErr(t, "Delete(deleted)", err, store.ErrNotFound)
 		// The ref is free again.
-		mustConversation(t, st, store.Conversation{WorkspaceID: a.ID, Owner: "user:u2", ExternalRef: "openwebui:chat-1"})
+		mustConversation(t, st, store.Conversation{WorkspaceID: a.ID, Owner: "user:u1", ExternalRef: "openwebui:chat-1"})
 	})
 
 	t.Run("ListByOwnerPaged", func(t *testing.T) {
@@ -290,7 +301,7 @@ func testConversations(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		_, err := cs.Get(ctx, b.ID, c.ID)
 		wantErr(t, "Get(B, A's)", err, store.ErrNotFound)
-		_, err = cs.GetByExternalRef(ctx, b.ID, "ref-1")
+		_, err = cs.GetByExternalRef(ctx, b.ID, "user:u1", "ref-1")
 		wantErr(t, "GetByExternalRef(B, A's ref)", err, store.ErrNotFound)
 		page, err := cs.List(ctx, store.ConversationFilter{WorkspaceID: b.ID, Owner: "user:u1"})
 		if err != nil || len(page.Conversations) != 0 {
