@@ -112,7 +112,7 @@ agents:
 	waitHealthy(t, base)
 	startProcess(t, bin, append(env, "AGENTCRAFT_WORKER_ID=conformance-worker"), dir, "worker", "--config", cfgPath)
 
-	key := strings.TrimSpace(runCLI(t, bin, env, dir, "keys", "create", "--workspace", "default", "--name", "conformance", "--config", cfgPath))
+	key := strings.TrimSpace(runCLI(t, bin, env, dir, "keys", "create", "--workspace", "default", "--name", "conformance", "--role", "owner", "--config", cfgPath))
 	clientOut := runCLI(t, bin, env, dir, "mcp", "clients", "create", "--name", "conformance", "--scopes", "agents/*", "--config", cfgPath)
 	clientID, clientSecret := field(clientOut, "client_id"), field(clientOut, "client_secret")
 
