@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/platform"
@@ -207,6 +208,9 @@ func (s *Server) follow(ctx context.Context, f *follower, workspaceID string, af
 	if werr != nil || ctx.Err() != nil {
 		return // the client left; the run goes on
 	}
+	if end != nil {
+		s.settle(ctx, workspaceID, f.runID)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err != nil {
@@ -229,6 +233,28 @@ func (s *Server) follow(ctx context.Context, f *follower, workspaceID string, af
 	}
 	_ = f.finish(*end)
 }
+
+// settle waits (up to settleWait) until the run's row records the
+// outcome its run_finished event announced: the executor sends the event
+// first and updates the row after, and a client that resumes the
+// interrupt the moment it reads RUN_FINISHED must find the run waiting.
+func (s *Server) settle(ctx context.Context, workspaceID, runID string) {
+	deadline := time.Now().Add(settleWait)
+	for {
+		run, err := s.runs.Run(ctx, workspaceID, runID)
+		if err != nil || run.Status.Final() || run.Status == store.RunWaiting || time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// settleWait bounds settle: the row is written right after the event.
+const settleWait = 5 * time.Second
 
 // failWorkflow answers an error before the stream began.
 func (s *Server) failWorkflow(w http.ResponseWriter, pr platform.Principal, name string, err error) {
