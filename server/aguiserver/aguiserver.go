@@ -27,7 +27,17 @@
 // stored. Without it runs are stateless and the model reads the messages
 // as sent.
 //
-//	g, err := aguiserver.New(p, &aguiserver.Options{Runner: runner, Conversations: convs})
+// POST /agui/workflows/{name} (run permission; Options.Runs) starts a
+// durable workflow run of package controlplane from the last user
+// message (or state.input and state.vars) and streams its event stream:
+// STATE_SNAPSHOT of the node states, STEP_STARTED/FINISHED and STATE_DELTA
+// patches per node, the output as a text message and RUN_FINISHED. A
+// human node ends the stream with an interrupt outcome whose id names the
+// run and node; the next input's resume answers it exactly once, through
+// Service.Resume, and streams the rest. Workflows read no conversation,
+// so their threadId is echoed and not stored.
+//
+//	g, err := aguiserver.New(p, &aguiserver.Options{Runner: runner, Conversations: convs, Runs: runs})
 //	srv, err := server.New(p, &server.Options{Mounts: g.Mounts()})
 package aguiserver
 
