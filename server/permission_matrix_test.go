@@ -143,7 +143,7 @@ func newMatrixWorld(t *testing.T) *matrixWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agui, err := aguiserver.New(env.Platform, &aguiserver.Options{Runner: runner, Conversations: env.Conversations})
+	agui, err := aguiserver.New(env.Platform, &aguiserver.Options{Runner: runner, Conversations: env.Conversations, Runs: runs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,6 +312,7 @@ func (w *matrixWorld) seed(ws store.Workspace, suffix string) {
 		"models/id...":         "fake/m",
 		"oidc/provider":        "none",
 		"agui/agent":           agent.Name,
+		"workflows/name":       wf.Name,
 		// Unknown tokens: a real invitation accepted by the matrix's
 		// users would change who is a member of what.
 		"link/token":        "unknown-token",

@@ -1,6 +1,7 @@
-// Package npmtest runs Node.js programs against the @a2a-js/sdk package in
-// tests: it installs the SDK once per version into a cache directory
-// outside the repository and starts or runs scripts that import it. Tests
+// Package npmtest runs Node.js programs against npm packages in tests
+// (@a2a-js/sdk, @ag-ui/client): it installs a package once per version
+// into a cache directory outside the repository and starts or runs
+// scripts that import it. Tests
 // that use it skip when node or npm is missing.
 //
 //	dir := npmtest.A2ASDK(t, "1.3.0")
@@ -44,6 +45,33 @@ func A2ASDK(t testing.TB, version string) string {
 	cmd := exec.Command("npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "@a2a-js/sdk@"+version, "express@4")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("npm install @a2a-js/sdk@%s: %v\n%s", version, err, out)
+	}
+	return dir
+}
+
+// AGUIClient installs @ag-ui/client at version (with its @ag-ui/core)
+// in a cache directory outside the repository, once, and returns the
+// directory holding node_modules; it skips the test when node or npm is
+// missing. CI runs the same command:
+// npm install --prefix DIR @ag-ui/client@VERSION.
+func AGUIClient(t testing.TB, version string) string {
+	t.Helper()
+	for _, bin := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed: the @ag-ui/client interop test needs Node.js 20+ and npm", bin)
+		}
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "agentcraft-npm-agui", version)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@ag-ui", "client", "package.json")); err == nil {
+		return dir
+	}
+	cmd := exec.Command("npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "@ag-ui/client@"+version)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm install @ag-ui/client@%s: %v\n%s", version, err, out)
 	}
 	return dir
 }

@@ -27,7 +27,17 @@
 // stored. Without it runs are stateless and the model reads the messages
 // as sent.
 //
-//	g, err := aguiserver.New(p, &aguiserver.Options{Runner: runner, Conversations: convs})
+// POST /agui/workflows/{name} (run permission; Options.Runs) starts a
+// durable workflow run of package controlplane from the last user
+// message (or state.input and state.vars) and streams its event stream:
+// STATE_SNAPSHOT of the node states, STEP_STARTED/FINISHED and STATE_DELTA
+// patches per node, the output as a text message and RUN_FINISHED. A
+// human node ends the stream with an interrupt outcome whose id names the
+// run and node; the next input's resume answers it exactly once, through
+// Service.Resume, and streams the rest. Workflows read no conversation,
+// so their threadId is echoed and not stored.
+//
+//	g, err := aguiserver.New(p, &aguiserver.Options{Runner: runner, Conversations: convs, Runs: runs})
 //	srv, err := server.New(p, &server.Options{Mounts: g.Mounts()})
 package aguiserver
 
@@ -44,6 +54,7 @@ import (
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/agent"
+	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/platform"
@@ -61,6 +72,9 @@ type Options struct {
 	// the caller's; the Runner must have the same service (its
 	// Options.Conversations). Default nil: runs are stateless.
 	Conversations *memory.Conversations
+	// Runs runs the workflows of POST /agui/workflows/{name}. Default
+	// nil: that route answers 503 workflows_not_configured.
+	Runs *controlplane.Service
 	// MaxBodyBytes caps a request. Default 8 MiB.
 	MaxBodyBytes int64
 	// KeepAlive is how often a quiet stream (a long model call, a slow
@@ -71,13 +85,14 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Server serves POST /agui/{agent}.
+// Server serves POST /agui/{agent} and POST /agui/workflows/{name}.
 type Server struct {
-	runner    *run.Runner
-	conv      *memory.Conversations
-	maxBody   int64
-	keepAlive time.Duration
-	logger    *slog.Logger
+	runner         *run.Runner
+	conv           *memory.Conversations
+	runs           *controlplane.Service
+	maxBody        int64
+	keepAliveEvery time.Duration
+	logger         *slog.Logger
 }
 
 // New returns the AG-UI server of p's agents.
@@ -89,15 +104,15 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	if opts != nil {
 		o = *opts
 	}
-	s := &Server{runner: o.Runner, conv: o.Conversations, maxBody: o.MaxBodyBytes, keepAlive: o.KeepAlive, logger: o.Logger}
+	s := &Server{runner: o.Runner, conv: o.Conversations, runs: o.Runs, maxBody: o.MaxBodyBytes, keepAliveEvery: o.KeepAlive, logger: o.Logger}
 	if s.runner == nil {
 		s.runner = run.New(p, nil)
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = 8 << 20
 	}
-	if s.keepAlive <= 0 {
-		s.keepAlive = 15 * time.Second
+	if s.keepAliveEvery <= 0 {
+		s.keepAliveEvery = 15 * time.Second
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -105,10 +120,31 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	return s, nil
 }
 
-// Mounts is POST /agui/{agent}, behind the server's authentication with
-// the chat permission.
+// Mounts are POST /agui/{agent}, behind the server's authentication with
+// the chat permission, and POST /agui/workflows/{name}, with the run
+// permission (as POST /api/workflows/{id}/runs).
 func (s *Server) Mounts() []httpapi.Mount {
-	return []httpapi.Mount{{Pattern: "POST /agui/{agent}", Handler: http.HandlerFunc(s.serveRun), Permission: identity.PermChat}}
+	return []httpapi.Mount{
+		{Pattern: "POST /agui/{agent}", Handler: http.HandlerFunc(s.serveRun), Permission: identity.PermChat},
+		{Pattern: "POST /agui/workflows/{name}", Handler: http.HandlerFunc(s.serveWorkflow), Permission: identity.PermRun},
+	}
+}
+
+// readBody reads a request body of at most s.maxBody bytes; it answers
+// the error itself and returns ok false.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			apierr.Write(w, &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest, Code: "request_too_large",
+				Message: "request body is larger than " + strconv.FormatInt(mbe.Limit, 10) + " bytes; send a shorter thread or raise server.max_body_bytes"})
+			return nil, false
+		}
+		apierr.Write(w, apierr.BadRequest("", "the request body could not be read: "+err.Error()))
+		return nil, false
+	}
+	return body, true
 }
 
 // serveRun runs one agent for one RunAgentInput. Everything that can be
@@ -118,15 +154,8 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	pr, _ := platform.PrincipalFrom(ctx)
 	name := r.PathValue("agent")
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			apierr.Write(w, &apierr.Error{Status: http.StatusRequestEntityTooLarge, Type: apierr.TypeInvalidRequest, Code: "request_too_large",
-				Message: "request body is larger than " + strconv.FormatInt(mbe.Limit, 10) + " bytes; send a shorter thread or raise server.max_body_bytes"})
-			return
-		}
-		apierr.Write(w, apierr.BadRequest("", "the request body could not be read: "+err.Error()))
+	body, ok := s.readBody(w, r)
+	if !ok {
 		return
 	}
 	in, ae := decodeInput(body)
@@ -180,7 +209,7 @@ func toAPIError(err error) *apierr.Error {
 }
 
 // stream sends the run's events. A quiet run still sends a keep-alive
-// comment every s.keepAlive; a client that goes away cancels ctx, which
+// comment every s.keepAliveEvery; a client that goes away cancels ctx, which
 // stops the run, and a failed write stops it too.
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, in input, events func(yield func(agent.Event, error) bool)) {
 	e := newEncoder(w, in.ThreadID, in.RunID)
@@ -188,26 +217,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, in input, ev
 	if err := e.runStarted(in.ParentRunID); err != nil {
 		return
 	}
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(s.keepAlive)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				mu.Lock()
-				_ = e.sse.WriteComment("keep-alive")
-				mu.Unlock()
-			}
-		}
-	}()
-	defer func() {
-		close(stop)
-		<-stopped
-	}()
+	defer s.keepAlive(e, &mu)()
 	for ev, err := range events {
 		mu.Lock()
 		if err != nil {
@@ -232,6 +242,31 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, in input, ev
 		mu.Lock()
 		_ = e.runError("the run ended without finishing", "internal")
 		mu.Unlock()
+	}
+}
+
+// keepAlive sends an SSE comment on e every s.keepAliveEvery, under mu, until
+// the function it returns is called (which waits for the goroutine).
+func (s *Server) keepAlive(e *encoder, mu *sync.Mutex) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(s.keepAliveEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				mu.Lock()
+				_ = e.sse.WriteComment("keep-alive")
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
 	}
 }
 

@@ -28,6 +28,10 @@ const (
 	typeToolCallEnd             = "TOOL_CALL_END"
 	typeToolCallResult          = "TOOL_CALL_RESULT"
 	typeCustom                  = "CUSTOM"
+	typeStepStarted             = "STEP_STARTED"
+	typeStepFinished            = "STEP_FINISHED"
+	typeStateSnapshot           = "STATE_SNAPSHOT"
+	typeStateDelta              = "STATE_DELTA"
 )
 
 // wireEvent is every AG-UI event this server sends, its fields left out
@@ -50,13 +54,43 @@ type wireEvent struct {
 	Code            string   `json:"code,omitempty"`
 	Name            string   `json:"name,omitempty"`
 	Value           any      `json:"value,omitempty"`
+	StepName        string   `json:"stepName,omitempty"`
+	Snapshot        any      `json:"snapshot,omitempty"`
+	Result          any      `json:"result,omitempty"`
 }
 
-// outcome is RUN_FINISHED's outcome: always success here, naming the
-// frontend tool calls the client is to answer.
+// stateDelta is STATE_DELTA, whose delta is a JSON Patch (RFC 6902),
+// not the text delta of wireEvent.
+type stateDelta struct {
+	Type  string    `json:"type"`
+	Delta []patchOp `json:"delta"`
+}
+
+// patchOp is one JSON Patch operation.
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// outcome is RUN_FINISHED's outcome: success (naming the frontend tool
+// calls the client is to answer), interrupt (a workflow's human node
+// waits) or cancelled.
 type outcome struct {
-	Type               string   `json:"type"`
-	PendingToolCallIDs []string `json:"pendingToolCallIds,omitempty"`
+	Type               string      `json:"type"`
+	PendingToolCallIDs []string    `json:"pendingToolCallIds,omitempty"`
+	Interrupts         []interrupt `json:"interrupts,omitempty"`
+}
+
+// interrupt is what a parked run asks for: the next run answers it by id
+// in RunAgentInput.resume.
+type interrupt struct {
+	ID             string         `json:"id"`
+	Reason         string         `json:"reason"`
+	Message        string         `json:"message,omitempty"`
+	ResponseSchema map[string]any `json:"responseSchema,omitempty"`
+	ExpiresAt      string         `json:"expiresAt,omitempty"`
+	Metadata       map[string]any `json:"metadata,omitempty"`
 }
 
 // encoder turns a run's agent events into AG-UI events, keeping the
@@ -93,7 +127,8 @@ func newEncoder(w http.ResponseWriter, threadID, runID string) *encoder {
 	return e
 }
 
-func (e *encoder) write(ev *wireEvent) error {
+// write sends one event: a *wireEvent or a *stateDelta.
+func (e *encoder) write(ev any) error {
 	e.buf.Reset()
 	if err := e.enc.Encode(ev); err != nil {
 		return err

@@ -169,3 +169,39 @@ func TestEncoderReasoningAndTurns(t *testing.T) {
 		t.Errorf("outcome = %v, want k1 and k2 pending", outcome)
 	}
 }
+
+// FuzzDecodeWorkflowInput feeds arbitrary bodies to the decoder of
+// RunAgentInput for workflows. It must never panic; a refusal is a 400
+// with a message; an accepted input has its ids and either an input to
+// start from or one resume entry with an id and a known status.
+func FuzzDecodeWorkflowInput(f *testing.F) {
+	for _, seed := range []string{
+		`{"threadId":"t","runId":"r","messages":[{"id":"1","role":"user","content":"Hi"}]}`,
+		`{"threadId":"t","runId":"r","state":{"input":{"a":1},"vars":{"lang":"fr"},"nodes":{"x":"pending"}},"messages":[]}`,
+		`{"threadId":"t","runId":"r","messages":[],"resume":[{"interruptId":"run:ask","status":"resolved","payload":{"ok":true}}]}`,
+		`{"threadId":"t","runId":"r","messages":[],"resume":[{"interruptId":"run:ask","status":"cancelled"}]}`,
+		`{"threadId":"t","runId":"r","messages":[],"resume":[{},{}]}`,
+		`{"threadId":"t","runId":"r","state":{"vars":[1]},"messages":[{"role":"user","content":"x"}]}`,
+		`{"threadId":"t","runId":"r","state":"x","messages":[]}`, `{"resume":3}`, `null`, `{} {}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		in, ae := decodeWorkflowInput(body)
+		if ae != nil {
+			if ae.Status != http.StatusBadRequest || ae.Message == "" {
+				t.Fatalf("refusal %+v, want a 400 with a message", ae)
+			}
+			return
+		}
+		if in.ThreadID == "" || in.RunID == "" {
+			t.Fatalf("accepted input without ids: %+v", in)
+		}
+		if in.Resume == nil && in.Input == nil {
+			t.Fatalf("accepted input with nothing to start from and nothing to resume: %+v", in)
+		}
+		if r := in.Resume; r != nil && (r.InterruptID == "" || (r.Status != resumeResolved && r.Status != resumeCancelled)) {
+			t.Fatalf("accepted resume entry %+v", r)
+		}
+	})
+}

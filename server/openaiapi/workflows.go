@@ -327,6 +327,11 @@ func runError(end runEnd) *apierr.Error {
 	return &apierr.Error{Status: status, Type: end.status, Code: "workflow_" + end.status, Message: msg}
 }
 
+// OutputText renders a workflow run's final output as answer text, as the
+// chat completion of a workflow model carries it: strings as they are,
+// anything else as compact JSON. The AG-UI surface answers with the same.
+func OutputText(v any) string { return outputText(v) }
+
 // outputText renders a final output: strings as they are, anything else as
 // compact JSON.
 func outputText(v any) string {

@@ -230,7 +230,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	}
 	stopSweep := sweepSessions(si.ids, sessionSweepInterval, logger)
 	defer stopSweep()
-	aguiSrv, err := aguiserver.New(stk.p, &aguiserver.Options{Runner: stk.runner, Conversations: stk.conversations, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: logger})
+	aguiSrv, err := aguiserver.New(stk.p, &aguiserver.Options{Runner: stk.runner, Conversations: stk.conversations, Runs: wf.runs, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: logger})
 	if err != nil {
 		return err
 	}
