@@ -50,6 +50,7 @@ func (s *Server) registerWorkflows() {
 		{"POST /api/runs/{id}/cancel", identity.PermRun, s.cancelRun},
 		{"POST /api/runs/{id}/rerun", identity.PermRun, s.rerunRun},
 		{"GET /api/runs/{id}/events", identity.PermRead, s.runEvents},
+		{"GET /api/node-kinds", identity.PermRead, s.listNodeKinds},
 	}
 	for _, rt := range routes {
 		s.handle(rt.pattern, rt.perm, s.needRuns(rt.h))

@@ -12,6 +12,20 @@ import (
 	"github.com/expr-lang/expr"
 )
 
+// CheckConfig reports the problems of a node config of this kind, as
+// Validate does for every node: missing required keys, unknown keys, values
+// of the wrong type, enum or minimum, expressions and regexps that do not
+// compile, then, when those pass, the kind's cross-key rules (Check). at is
+// the JSON path of cfg, such as "nodes[2].config". It does not look at
+// Unavailable; Validate reports that instead of the config.
+func (k Kind) CheckConfig(cfg map[string]any, at string) []Problem {
+	probs := checkConfig(k.Config, cfg, at)
+	if len(probs) == 0 && k.Check != nil {
+		probs = k.Check(cfg, at)
+	}
+	return probs
+}
+
 // checkConfig checks cfg against keys. at is the JSON path of cfg, such as
 // "nodes[2].config". It reports missing required keys, unknown keys and
 // values of the wrong type, and compiles expressions and regexps.

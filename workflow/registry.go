@@ -14,8 +14,13 @@ import (
 type Kind struct {
 	// Type is the name used in Node.Type, such as "agent" or "http-request".
 	Type string
+	// Title is the kind's name in the studio's palette, such as "HTTP
+	// request"; empty means Type.
+	Title string
 	// Doc is a one-line description for the studio's palette.
 	Doc string
+	// Category groups the kind in the palette; empty means CategoryOther.
+	Category Category
 
 	// IsExecutable: the node does work when a run reaches it.
 	IsExecutable bool
@@ -30,6 +35,17 @@ type Kind struct {
 	IsMeta bool
 	// IsDataNode: the node supplies data (retrieval) to the nodes after it.
 	IsDataNode bool
+
+	// WaitsForHuman: the node parks the run until a person answers (human);
+	// the run ends waiting, and POST /api/runs/{id}/resume continues it.
+	WaitsForHuman bool
+	// Network: the node reaches other hosts through Services.HTTP, the
+	// egress-guarded client (http-request, a2a-agent).
+	Network bool
+	// SideEffects: running the node may change something outside the run
+	// (a POST to an API, a remote agent acting, an agent's tools), so a
+	// re-run repeats that change.
+	SideEffects bool
 
 	// Compound, for loop, iteration and parallel, says the node owns a
 	// body of nodes that the engine runs for it (CompoundLoop,
@@ -54,12 +70,24 @@ type Kind struct {
 	// outgoing edges must use, computed from its config (a router's route
 	// names). Nil means edges leave without a handle.
 	Handles func(config map[string]any) []string
+	// HandlesFrom, for a kind whose handles come from its config, says
+	// where, such as "routes[].name"; empty when the handles are fixed
+	// (Handles returns them for any config).
+	HandlesFrom string
 
 	// Check, when set, reports problems that span several keys (a router's
 	// default must name one of its routes). at is the JSON path of the
 	// node's config, such as "nodes[3].config". It runs only when every key
 	// already has the right type, so it may type-assert freely.
 	Check func(config map[string]any, at string) []Problem
+	// Rules describes in words what Check enforces, for the studio's
+	// inline help (a JSON Schema of the keys cannot say it).
+	Rules []string
+
+	// Example is a small config that passes validation: every required key
+	// and whatever Check needs besides. The studio offers it as the new
+	// node's config; tests hold it valid.
+	Example map[string]any
 }
 
 // ValueType is the type of a config value.

@@ -114,11 +114,7 @@ func (v *validator) nodes() {
 			v.add(at+".type", fmt.Sprintf("node type %q is not available yet: %s", n.Type, k.Unavailable), "remove the node or replace it with an available kind until its executor lands")
 			continue
 		}
-		probs := checkConfig(k.Config, n.Config, at+".config")
-		if len(probs) == 0 && k.Check != nil {
-			probs = k.Check(n.Config, at+".config")
-		}
-		v.probs = append(v.probs, probs...)
+		v.probs = append(v.probs, k.CheckConfig(n.Config, at+".config")...)
 	}
 }
 

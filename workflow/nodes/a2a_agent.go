@@ -15,6 +15,11 @@ import (
 func a2aAgent() workflow.Kind {
 	return workflow.Kind{
 		Type:               "a2a-agent",
+		Title:              "A2A agent",
+		Category:           workflow.CategoryAgents,
+		Network:            true,
+		SideEffects:        true, // the remote agent may act
+		Example:            map[string]any{"url": "https://agent.example.com"},
 		Doc:                "Sends a message to a remote agent over A2A and outputs its answer.",
 		Execute:            execA2A,
 		IsExecutable:       true,

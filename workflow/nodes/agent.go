@@ -18,6 +18,11 @@ import (
 func agentKind() workflow.Kind {
 	return workflow.Kind{
 		Type:         "agent",
+		Title:        "Agent",
+		Category:     workflow.CategoryAgents,
+		SideEffects:  true, // through the agent's tools
+		Rules:        []string{"set agent (a workspace agent's name) or model (an inline agent), not both"},
+		Example:      map[string]any{"model": "gpt-4.1-mini", "instructions": "You are a helpful assistant."},
 		Doc:          "Runs an agent: a named one, or a model with instructions and tools.",
 		Execute:      execAgent,
 		IsExecutable: true,

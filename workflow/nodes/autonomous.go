@@ -7,6 +7,10 @@ import "github.com/agentcraftlab/agentcraft/workflow"
 func autonomous() workflow.Kind {
 	return workflow.Kind{
 		Type:               "autonomous",
+		Title:              "Autonomous agent",
+		Category:           workflow.CategoryAgents,
+		SideEffects:        true, // through the tools it plans to call
+		Example:            map[string]any{"goal": "Summarise {{input}} in three bullet points"},
 		Doc:                "Plans and runs its own steps toward a goal, within a budget.",
 		IsExecutable:       true,
 		RequiresImperative: true,

@@ -29,6 +29,10 @@ var codeModeNames = []string{"template", "json_path", "regex_extract", "regex_re
 func code() workflow.Kind {
 	return workflow.Kind{
 		Type:               "code",
+		Title:              "Code",
+		Category:           workflow.CategoryData,
+		Rules:              codeRules(),
+		Example:            map[string]any{"mode": "text", "operation": "trim"},
 		Doc:                "Transforms data: nine deterministic modes, or JavaScript in a sandbox.",
 		Execute:            execCode,
 		IsExecutable:       true,
@@ -67,4 +71,15 @@ func execCode(ctx context.Context, x *workflow.Exec) (workflow.Result, error) {
 		return workflow.Result{}, err
 	}
 	return workflow.Result{Output: out}, nil
+}
+
+// codeRules says in words which key each mode needs, from codeModes.
+func codeRules() []string {
+	var rules []string
+	for _, m := range codeModeNames {
+		if need := codeModes[m]; need != "" {
+			rules = append(rules, fmt.Sprintf("mode %s needs %s", m, need))
+		}
+	}
+	return rules
 }

@@ -12,6 +12,9 @@ import (
 func condition() workflow.Kind {
 	return workflow.Kind{
 		Type:               "condition",
+		Title:              "Condition",
+		Category:           workflow.CategoryFlow,
+		Example:            map[string]any{"expression": `input != ""`},
 		Doc:                "Branches on an expression; edges leave by sourceHandle true or false.",
 		Execute:            execCondition,
 		IsExecutable:       true,

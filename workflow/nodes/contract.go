@@ -16,6 +16,9 @@ import (
 func contractKind() workflow.Kind {
 	return workflow.Kind{
 		Type:         "contract",
+		Title:        "Contract",
+		Category:     workflow.CategoryQuality,
+		Example:      map[string]any{"schema": map[string]any{"type": "object", "required": []any{"title"}}},
 		Doc:          "Gates the upstream output on a JSON Schema, repairing only what is safe.",
 		Execute:      execContract,
 		IsExecutable: true,

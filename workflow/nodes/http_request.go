@@ -21,6 +21,11 @@ import (
 func httpRequest() workflow.Kind {
 	return workflow.Kind{
 		Type:               "http-request",
+		Title:              "HTTP request",
+		Category:           workflow.CategoryIntegration,
+		Network:            true,
+		SideEffects:        true,
+		Example:            map[string]any{"url": "https://api.example.com/items"},
 		Doc:                "Calls an HTTP endpoint and maps the response.",
 		Execute:            execHTTP,
 		IsExecutable:       true,

@@ -12,6 +12,10 @@ import (
 func human() workflow.Kind {
 	return workflow.Kind{
 		Type:               "human",
+		Title:              "Human input",
+		Category:           workflow.CategoryHuman,
+		WaitsForHuman:      true,
+		Example:            map[string]any{"prompt": "Approve this draft?"},
 		Doc:                "Pauses the run until a person answers, optionally through a form.",
 		Execute:            execHuman,
 		IsExecutable:       true,

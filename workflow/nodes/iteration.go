@@ -9,6 +9,10 @@ import "github.com/agentcraftlab/agentcraft/workflow"
 func iteration() workflow.Kind {
 	return workflow.Kind{
 		Type:               "iteration",
+		Title:              "Iteration",
+		Category:           workflow.CategoryFlow,
+		Rules:              []string{"split delimiter needs delimiter; split regex needs pattern"},
+		Example:            map[string]any{"items": "{{input}}"},
 		Doc:                "Runs the following nodes once per item of a list, with a concurrency limit.",
 		IsExecutable:       true,
 		RequiresImperative: true,

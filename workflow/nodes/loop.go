@@ -9,6 +9,9 @@ import "github.com/agentcraftlab/agentcraft/workflow"
 func loop() workflow.Kind {
 	return workflow.Kind{
 		Type:               "loop",
+		Title:              "Loop",
+		Category:           workflow.CategoryFlow,
+		Example:            map[string]any{"condition": "iteration < 3"},
 		Doc:                "Repeats its body while a condition holds; edges leave by sourceHandle body or done.",
 		IsExecutable:       true,
 		RequiresImperative: true,

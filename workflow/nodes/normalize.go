@@ -19,6 +19,9 @@ import (
 func normalize() workflow.Kind {
 	return workflow.Kind{
 		Type:         "normalize",
+		Title:        "Normalize",
+		Category:     workflow.CategoryQuality,
+		Example:      map[string]any{"defaults": map[string]any{"language": "en"}},
 		Doc:          "Fills defaults for optional inputs; later nodes read the normalized values.",
 		Execute:      execNormalize,
 		IsExecutable: true,

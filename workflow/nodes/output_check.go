@@ -13,6 +13,9 @@ import (
 func outputCheck() workflow.Kind {
 	return workflow.Kind{
 		Type:         "output_check",
+		Title:        "Output check",
+		Category:     workflow.CategoryQuality,
+		Example:      map[string]any{"required": []any{"title"}},
 		Doc:          "Rejects missing, empty, mistyped or placeholder fields in the final output.",
 		Execute:      execOutputCheck,
 		IsExecutable: true,

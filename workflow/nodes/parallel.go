@@ -6,6 +6,9 @@ import "github.com/agentcraftlab/agentcraft/workflow"
 func parallel() workflow.Kind {
 	return workflow.Kind{
 		Type:               "parallel",
+		Title:              "Parallel",
+		Category:           workflow.CategoryFlow,
+		Example:            map[string]any{"merge": "by_branch"},
 		Doc:                "Runs every outgoing branch at once and merges their outputs.",
 		IsExecutable:       true,
 		RequiresImperative: true,

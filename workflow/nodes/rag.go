@@ -18,7 +18,11 @@ const maxRAGTopK = 50
 // ragKind retrieves passages from knowledge bases for the nodes after it.
 func ragKind() workflow.Kind {
 	return workflow.Kind{
-		Type: "rag",
+		Type:     "rag",
+		Title:    "Knowledge search",
+		Category: workflow.CategoryData,
+		Rules:    []string{"knowledge_base is a name or a non-empty list of names", fmt.Sprintf("top_k is at most %d", maxRAGTopK)},
+		Example:  map[string]any{"knowledge_base": "handbook"},
 		Doc: "Retrieves passages from knowledge bases. Output: {query, passages: [{n, text, source, page, heading, kb, score, start, end}], " +
 			"context: the passages as a numbered list ready for a prompt ([1] handbook.pdf, p. 3 — …), note: set when the search was degraded}.",
 		Execute:      execRAG,

@@ -15,7 +15,19 @@ import (
 // edge leaves by the sourceHandle of its route's name.
 func router() workflow.Kind {
 	return workflow.Kind{
-		Type:               "router",
+		Type:        "router",
+		Title:       "Router",
+		Category:    workflow.CategoryFlow,
+		HandlesFrom: "routes[].name",
+		Rules: []string{
+			"at least one route; route names are unique",
+			"in expression mode every route has an expression",
+			"default, when set, names one of the routes",
+		},
+		Example: map[string]any{"routes": []any{
+			map[string]any{"name": "refund", "expression": `input contains "refund"`},
+			map[string]any{"name": "other", "expression": "true"},
+		}},
 		Doc:                "Picks one of several routes by expression or LLM classification; edges leave by route name.",
 		Execute:            execRouter,
 		IsExecutable:       true,
