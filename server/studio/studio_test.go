@@ -2,6 +2,8 @@ package studio_test
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -220,5 +222,28 @@ func TestTraversalOutsideTheBuild(t *testing.T) {
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "console.log") {
 		t.Errorf("GET an asset of the build = %d %q", rec.Code, rec.Body.String())
+	}
+}
+
+// TestInitialJSBudget: the scripts index.html loads before any page is
+// drawn stay within 350 KB gzip (pages load lazily beyond that).
+func TestInitialJSBudget(t *testing.T) {
+	env := newEnv(t)
+	_, index := get(t, env.URL, "/")
+	total := 0
+	for _, m := range regexp.MustCompile(`(?:src|href)="(/assets/[^"]+\.js)"`).FindAllStringSubmatch(index, -1) {
+		_, body := get(t, env.URL, m[1])
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write([]byte(body))
+		zw.Close()
+		t.Logf("%s: %.1f KB, %.1f KB gzip", m[1], float64(len(body))/1024, float64(buf.Len())/1024)
+		total += buf.Len()
+	}
+	if total == 0 {
+		t.Fatal("index.html loads no script")
+	}
+	if total > 350*1024 {
+		t.Errorf("initial JavaScript is %.1f KB gzip; the budget is 350 KB", float64(total)/1024)
 	}
 }

@@ -1,3 +1,4 @@
+import '../zodconfig'
 import { HttpAgent, type Message } from '@ag-ui/client'
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react'
 import { useTranslation } from 'react-i18next'
@@ -126,14 +127,35 @@ export default function Chat() {
   const [error, setError] = useState<string | null>(null)
   const runner = useRef<HttpAgent | null>(null)
 
-  const loadConversations = useCallback(async () => {
+  const loadConversations = useCallback(async (): Promise<Conversation[]> => {
     try {
       const page = await api<{ data: Conversation[] }>('/api/conversations?limit=50')
-      setConversations(page.data.filter((c) => c.external_ref?.startsWith(threadPrefix)))
+      const list = page.data.filter((c) => c.external_ref?.startsWith(threadPrefix))
+      setConversations(list)
+      return list
     } catch (e) {
       setError(t('chat.loadFailed', { message: (e as Error).message }))
+      return []
     }
   }, [t])
+
+  // The server creates a thread's conversation on its first run, without
+  // a title: name it after the first thing the user asked.
+  const nameThread = useCallback(
+    async (ref: string, firstMessage: string) => {
+      const list = await loadConversations()
+      const c = list.find((x) => x.external_ref === ref)
+      if (!c || c.title) return
+      const title = firstMessage.length > 60 ? firstMessage.slice(0, 59) + '…' : firstMessage
+      try {
+        await api(`/api/conversations/${encodeURIComponent(c.id)}`, 'PATCH', { title })
+        await loadConversations()
+      } catch {
+        // untitled is fine: the list shows a placeholder
+      }
+    },
+    [loadConversations],
+  )
 
   useEffect(() => {
     let live = true
@@ -210,7 +232,8 @@ export default function Chat() {
       if ((err as Error).name !== 'AbortError') setError(t('chat.runFailed', { message: (err as Error).message }))
     } finally {
       setRunning(false)
-      void loadConversations()
+      const first = turnsOf(a.messages).find((x) => x.user)?.user ?? text
+      void nameThread(threadPrefix + a.threadId, first)
     }
   }
 
