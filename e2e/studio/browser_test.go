@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,8 +30,12 @@ const playwrightVersion = "1.65.1"
 
 const chromium = "/usr/bin/chromium"
 
-// The fake model's streamed answer, after one calculator call.
-const answer = "Six times seven is 42, as the calculator says."
+// The fake model's streamed answer, after one calculator call, and its
+// answer to the next message in the same thread.
+const (
+	answer       = "Six times seven is 42, as the calculator says."
+	secondAnswer = "Forty-three."
+)
 
 func TestSignInChatAndLanguage(t *testing.T) {
 	if _, err := exec.LookPath(chromium); err != nil {
@@ -56,13 +61,17 @@ func TestSignInChatAndLanguage(t *testing.T) {
 	}
 	toolResult := servertest.ScriptToolCall(t, fake, llm.ToolCall{ID: "call_1", Name: "calculator", Arguments: `{"expression":"6*7"}`}, answer)
 
-	out := npmtest.Run(t, dir, browserScript, env.URL, email, password, chromium, answer)
+	// AGENTCRAFT_STUDIO_SCREENSHOTS names a directory to keep screenshots
+	// of the pages in (light/English, dark/Japanese) for a reader.
+	fake.Push(llmtest.Turn{Text: secondAnswer})
+	out := npmtest.Run(t, dir, browserScript, env.URL, email, password, chromium, answer, secondAnswer, os.Getenv("AGENTCRAFT_STUDIO_SCREENSHOTS"))
 	var res struct {
 		Steps      []string `json:"steps"`
 		Assistant  string   `json:"assistant"`
 		NavJA      string   `json:"nav_ja"`
 		Console    []string `json:"console"`
 		Initial    []string `json:"initial_scripts"`
+		Stored     []string `json:"stored"`
 		Violations []string `json:"csp_violations"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
@@ -73,6 +82,10 @@ func TestSignInChatAndLanguage(t *testing.T) {
 	}
 	if !strings.Contains(res.Assistant, answer) || !strings.Contains(res.Assistant, "1 tool call") {
 		t.Errorf("the assistant's message reads %q; want the fake's answer with its tool call folded beneath", res.Assistant)
+	}
+	wantStored := []string{"user: What is six times seven?", "assistant: " + answer, "user: And plus one?", "assistant: " + secondAnswer}
+	if !slices.Equal(res.Stored, wantStored) {
+		t.Errorf("the stored thread is %q; want each turn once: %q", res.Stored, wantStored)
 	}
 	if got := toolResult(); !strings.Contains(got, "42") {
 		t.Errorf("the model was shown the calculator's result %q; want 42", got)
@@ -126,8 +139,10 @@ func gzipSize(t *testing.T, b []byte) int {
 // Arguments: URL, email, password, chromium path, expected answer.
 const browserScript = `
 import { chromium } from 'playwright-core'
-const [url, email, password, executablePath, answer] = process.argv.slice(2)
+const [url, email, password, executablePath, answer, secondAnswer, shots] = process.argv.slice(2)
+const shot = async (name) => { if (shots) await page.screenshot({ path: shots + '/' + name + '.png' }) }
 const steps = [], consoleErrors = [], violations = []
+let stored = []
 // The scripts fetched before the sign-in page shows are the initial JavaScript.
 const scripts = []
 let signInShown = false
@@ -156,6 +171,7 @@ try {
   await page.getByRole('heading', { name: 'Sign in to AgentCraft' }).waitFor()
   signInShown = true
   steps.push('redirected to sign-in at ' + new URL(page.url()).pathname)
+  await shot('signin-light-en')
   // A wrong password shows the server's message.
   await page.getByRole('textbox', { name: 'Email' }).fill(email)
   await page.getByLabel('Password').fill('wrong password')
@@ -177,6 +193,25 @@ try {
   steps.push('assistant answered: ' + assistantText.replace(/\s+/g, ' '))
   await page.getByRole('complementary', { name: 'Conversations' }).getByRole('button', { name: 'What is six times seven?' }).waitFor()
   steps.push('the conversation is listed')
+  // A second message in the same thread: the first answer keeps its
+  // folded tool call, and the server stores each turn once.
+  await page.getByRole('textbox', { name: 'Message' }).fill('And plus one?')
+  await page.getByRole('button', { name: 'Send' }).click()
+  await assistant.filter({ hasText: secondAnswer }).waitFor()
+  const firstAnswer = await assistant.filter({ hasText: answer }).innerText()
+  if (!firstAnswer.includes('1 tool call')) throw new Error('the first answer lost its tool call: ' + firstAnswer)
+  await page.getByRole('button', { name: 'Send' }).waitFor()
+  stored = await page.evaluate(async () => {
+    const list = await (await fetch('/api/conversations')).json()
+    const c = await (await fetch('/api/conversations/' + list.data[0].id)).json()
+    return c.messages.map((m) => m.role + ': ' + m.content)
+  })
+  steps.push('second answer streamed; stored thread: ' + stored.join(' | '))
+  await shot('chat-light-en')
+  // The theme toggle: dark, kept across a reload.
+  await page.getByRole('button', { name: 'Switch to dark theme' }).click()
+  await page.getByRole('button', { name: 'Switch to light theme' }).waitFor()
+  steps.push('dark theme: ' + await page.evaluate(() => document.documentElement.className))
   await page.getByRole('combobox', { name: 'Language' }).selectOption('ja')
   const navJA = page.getByRole('navigation', { name: 'ページ' }).getByRole('link')
   await navJA.filter({ hasText: 'チャット' }).waitFor()
@@ -185,9 +220,14 @@ try {
   // The choice is kept: a reload speaks Japanese still.
   await page.reload()
   await page.getByRole('button', { name: 'サインアウト' }).waitFor()
-  steps.push('after reload: still Japanese')
+  await page.getByRole('button', { name: 'ライトテーマに切り替え' }).waitFor()
+  steps.push('after reload: still Japanese, still dark')
+  await page.getByRole('complementary', { name: '会話' }).getByRole('button', { name: 'What is six times seven?' }).click()
+  await page.getByRole('article', { name: 'アシスタント' }).filter({ hasText: answer }).waitFor()
+  steps.push('the stored conversation reopens with its answer')
+  await shot('chat-dark-ja')
   for (const e of consoleErrors) if (e.startsWith('CSP violation')) violations.push(e)
-  console.log(JSON.stringify({ steps, assistant: assistantText, nav_ja: nav, initial_scripts: scripts,
+  console.log(JSON.stringify({ steps, stored, assistant: assistantText, nav_ja: nav, initial_scripts: scripts,
     console: consoleErrors.filter((e) => !e.startsWith('CSP violation') && !/status of 401/.test(e)), csp_violations: violations }))
 } catch (e) {
   await fail(page, String(e && e.stack || e) + '\nsteps: ' + steps.join(' | ') + '\nconsole: ' + consoleErrors.join(' | '))

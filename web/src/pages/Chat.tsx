@@ -90,6 +90,24 @@ function turnsOf(messages: Message[]): Turn[] {
   return turns
 }
 
+// wireThread is the thread as the server keeps it: the user's messages
+// and the answers, without the server's own tool steps (it stores only the
+// answer of each run, and a resent tool step would read as a new branch of
+// the thread and be stored twice).
+function wireThread(messages: Message[]): Message[] {
+  const out: Message[] = []
+  for (const m of messages) {
+    if (m.role === 'tool') continue
+    if (m.role === 'assistant' && m.toolCalls?.length) {
+      if (!textOf(m.content)) continue
+      out.push({ ...m, toolCalls: undefined })
+      continue
+    }
+    out.push(m)
+  }
+  return out
+}
+
 function ToolCalls({ turn }: { turn: Turn }) {
   const { t } = useTranslation()
   if (turn.calls.length === 0) return null
@@ -126,6 +144,10 @@ export default function Chat() {
   const [running, setRunning] = useState(false)
   const [error, setError] = useState<string | null>(null)
   const runner = useRef<HttpAgent | null>(null)
+  // The tool calls of this page's earlier turns, by the turn's id: the
+  // thread sent again leaves them out (see wireThread), the page keeps
+  // showing them.
+  const folded = useRef(new Map<string, Pick<Turn, 'calls' | 'results'>>())
 
   const loadConversations = useCallback(async (): Promise<Conversation[]> => {
     try {
@@ -180,6 +202,7 @@ export default function Chat() {
   const startNew = () => {
     runner.current?.abortRun()
     runner.current = null
+    folded.current.clear()
     setThreadId(newThreadId())
     setMessages([])
     setError(null)
@@ -191,6 +214,7 @@ export default function Chat() {
     setError(null)
     try {
       const full = await api<Conversation & { messages: StoredMessage[] }>(`/api/conversations/${encodeURIComponent(c.id)}?limit=500`)
+      folded.current.clear()
       if (c.agent) setAgent(c.agent)
       setThreadId(c.external_ref!.slice(threadPrefix.length))
       setMessages(storedToAGUI(full.messages))
@@ -216,6 +240,8 @@ export default function Chat() {
       a.subscribe({ onMessagesChanged: ({ messages }) => setMessages([...messages]) })
       runner.current = a
     }
+    for (const turn of turnsOf(a.messages)) if (turn.calls.length) folded.current.set(turn.id, { calls: turn.calls, results: turn.results })
+    a.setMessages(wireThread(a.messages))
     a.addMessage({ id: crypto.randomUUID(), role: 'user', content: text })
     setMessages([...a.messages])
     setDraft('')
@@ -244,7 +270,10 @@ export default function Chat() {
     }
   }
 
-  const turns = useMemo(() => turnsOf(messages), [messages])
+  const turns = useMemo(
+    () => turnsOf(messages).map((turn) => (turn.calls.length ? turn : { ...turn, ...folded.current.get(turn.id) })),
+    [messages],
+  )
   const activeRef = threadPrefix + threadId
 
   return (
