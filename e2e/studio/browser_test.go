@@ -64,7 +64,11 @@ func TestSignInChatAndLanguage(t *testing.T) {
 	// AGENTCRAFT_STUDIO_SCREENSHOTS names a directory to keep screenshots
 	// of the pages in (light/English, dark/Japanese) for a reader.
 	fake.Push(llmtest.Turn{Text: secondAnswer})
-	out := npmtest.Run(t, dir, browserScript, env.URL, email, password, chromium, answer, secondAnswer, os.Getenv("AGENTCRAFT_STUDIO_SCREENSHOTS"))
+	catalog, err := filepath.Abs(filepath.Join("..", "..", "web", "src", "locales", "en.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := npmtest.Run(t, dir, browserScript, env.URL, email, password, chromium, answer, secondAnswer, catalog, os.Getenv("AGENTCRAFT_STUDIO_SCREENSHOTS"))
 	var res struct {
 		Steps      []string `json:"steps"`
 		Assistant  string   `json:"assistant"`
@@ -139,7 +143,20 @@ func gzipSize(t *testing.T, b []byte) int {
 // Arguments: URL, email, password, chromium path, expected answer.
 const browserScript = `
 import { chromium } from 'playwright-core'
-const [url, email, password, executablePath, answer, secondAnswer, shots] = process.argv.slice(2)
+import { readFileSync } from 'node:fs'
+const [url, email, password, executablePath, answer, secondAnswer, catalogPath, shots] = process.argv.slice(2)
+// The English catalogue's texts: none may be seen once another language is chosen.
+const english = []
+const flat = (v) => typeof v === 'string' ? english.push(v) : Object.values(v).forEach(flat)
+const en = JSON.parse(readFileSync(catalogPath, 'utf8'))
+flat(en)
+const englishLeft = (page) => page.evaluate(({ english, keep }) => {
+  const seen = new Set()
+  const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
+  for (let n = w.nextNode(); n; n = w.nextNode()) seen.add(n.textContent.trim())
+  for (const el of document.querySelectorAll('[aria-label]')) seen.add(el.getAttribute('aria-label').trim())
+  return english.filter((s) => s !== keep && seen.has(s))
+}, { english, keep: en.app.name })
 const shot = async (name) => { if (shots) await page.screenshot({ path: shots + '/' + name + '.png' }) }
 const steps = [], consoleErrors = [], violations = []
 let stored = []
@@ -226,6 +243,21 @@ try {
   await page.getByRole('article', { name: 'アシスタント' }).filter({ hasText: answer }).waitFor()
   steps.push('the stored conversation reopens with its answer')
   await shot('chat-dark-ja')
+  const leftJA = await englishLeft(page)
+  if (leftJA.length) throw new Error('English left on the Japanese chat page: ' + leftJA.join(' | '))
+  await page.getByRole('combobox', { name: '言語' }).selectOption('zh-TW')
+  await page.getByRole('navigation', { name: '頁面' }).getByRole('link', { name: '對話' }).waitFor()
+  const leftTW = await englishLeft(page)
+  if (leftTW.length) throw new Error('English left on the Traditional Chinese chat page: ' + leftTW.join(' | '))
+  await page.getByRole('button', { name: '登出' }).click()
+  await page.getByRole('heading', { name: '登入 AgentCraft' }).waitFor()
+  const leftSignIn = await englishLeft(page)
+  if (leftSignIn.length) throw new Error('English left on the Traditional Chinese sign-in page: ' + leftSignIn.join(' | '))
+  steps.push('繁體中文: chat and, after signing out, sign-in show no English catalogue text')
+  // Signed out for real: the session no longer answers.
+  const meAfter = await page.evaluate(async () => (await fetch('/api/me')).status)
+  if (meAfter !== 401) throw new Error('GET /api/me after sign-out = ' + meAfter)
+  steps.push('signed out: /api/me answers 401')
   for (const e of consoleErrors) if (e.startsWith('CSP violation')) violations.push(e)
   console.log(JSON.stringify({ steps, stored, assistant: assistantText, nav_ja: nav, initial_scripts: scripts,
     console: consoleErrors.filter((e) => !e.startsWith('CSP violation') && !/status of 401/.test(e)), csp_violations: violations }))

@@ -63,6 +63,16 @@ export async function apiFetch(path: string, init: RequestInit = {}): Promise<Re
   for (const [k, v] of Object.entries(apiHeaders(method))) headers.set(k, v)
   const resp = await fetch(path, { ...init, method, headers, credentials: 'same-origin' })
   if (resp.status === 401 && path !== '/api/auth/login') onUnauthorized()
+  // A tab that lost its CSRF token (a new tab shares the cookie, not
+  // sessionStorage) cannot write: signing in again gives it a token.
+  if (resp.status === 403 && writes.has(method)) {
+    const code = await resp
+      .clone()
+      .json()
+      .then((b) => b?.error?.code as string | undefined)
+      .catch(() => undefined)
+    if (code === 'csrf_token_invalid') onUnauthorized()
+  }
   return resp
 }
 

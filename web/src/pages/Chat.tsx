@@ -181,6 +181,9 @@ export default function Chat() {
 
   useEffect(() => {
     let live = true
+    // Another workspace: its agents and threads, and a runner sending its name.
+    runner.current?.abortRun()
+    runner.current = null
     api<{ data: { name: string }[] }>('/api/agents')
       .then((r) => {
         if (!live) return
