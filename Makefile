@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/agentcraft
 
-.PHONY: run build test test-short bench bench-modules fuzz vet fmt
+.PHONY: run build test test-short bench bench-modules fuzz vet fmt studio
 
 # Start the server with zero configuration (SQLite under ./data, 127.0.0.1:8080).
 run:
@@ -10,6 +10,13 @@ run:
 
 build:
 	$(GO) build -o $(BIN) ./cmd/agentcraft
+
+# Rebuild the web studio (web/) from its lockfile into server/studio/dist,
+# which go:embed serves at /. The build is committed, so that `make run`
+# and `go build` need no Node.js; run this after changing web/ and commit
+# the result (CI rebuilds it and fails when it differs).
+studio:
+	cd web && npm ci --no-audit --no-fund && npm run build
 
 # The full test suite: vet, then every test with the race detector.
 # PostgreSQL tests run when AGENTCRAFT_TEST_POSTGRES_DSN is set (.ci/run sets it).

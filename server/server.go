@@ -94,6 +94,12 @@ type Options struct {
 	// Permission set is behind the same authentication. Their
 	// patterns must not collide with each other or with the API's.
 	Mounts []httpapi.Mount
+	// Studio answers every path the API and the mounts do not serve,
+	// such as "/" and the web app's client routes (server/studio's
+	// Handler). Paths under the API's own prefixes (/api, /v1, /auth and
+	// the mounts' first segments) never reach it and keep answering JSON
+	// 404s. Nil: every unknown path is a JSON 404.
+	Studio http.Handler
 }
 
 // Server is the HTTP handler of the whole API.
@@ -177,11 +183,48 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 			return nil, fmt.Errorf("server: Options.Mounts[%d]: %w", i, err)
 		}
 	}
+	reserved := s.reservedPrefixes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Studio != nil && !underAny(r.URL.Path, reserved) {
+			s.opts.Studio.ServeHTTP(w, r)
+			return
+		}
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path+"; the API lives under /v1 and /api"))
 	})
 	s.handler = collapseSlashes(s.mux)
 	return s, nil
+}
+
+// reservedPrefixes are the first path segments the server's own surfaces
+// answer: the API's, the probes', and each mount's (/mcp, /a2a, /agui …).
+// A path under one that no route matched is an unknown API call, answered
+// with a JSON 404 rather than the studio's page.
+func (s *Server) reservedPrefixes() []string {
+	out := []string{"/api", "/v1", "/auth", "/health", "/ready", "/oauth", "/.well-known", "/mcp", "/a2a", "/agui"}
+	for _, m := range s.mounts {
+		p := m.Pattern
+		if _, after, ok := strings.Cut(p, " "); ok {
+			p = after
+		}
+		if i := strings.IndexByte(p, '/'); i > 0 {
+			p = p[i:] // a host-qualified pattern
+		}
+		seg, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+		if seg != "" && !strings.ContainsAny(seg, "{}") && !slices.Contains(out, "/"+seg) {
+			out = append(out, "/"+seg)
+		}
+	}
+	return out
+}
+
+// underAny reports whether path is one of prefixes or below one.
+func underAny(path string, prefixes []string) bool {
+	for _, pre := range prefixes {
+		if path == pre || strings.HasPrefix(path, pre+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // mount registers m on the mux. ServeMux panics on a malformed or

@@ -1,10 +1,11 @@
 // Package npmtest runs Node.js programs against npm packages in tests
-// (@a2a-js/sdk, @ag-ui/client): it installs a package once per version
-// into a cache directory outside the repository and starts or runs
-// scripts that import it. Tests
-// that use it skip when node or npm is missing.
+// (@a2a-js/sdk, @ag-ui/client, playwright-core for the studio's browser
+// tests): it installs the packages once per set of versions into a cache
+// directory outside the repository and starts or runs scripts that import
+// them. Tests that use it skip when node or npm is missing.
 //
 //	dir := npmtest.A2ASDK(t, "1.3.0")
+//	dir := npmtest.Packages(t, "playwright", "playwright-core@1.65.1")
 //	url := npmtest.Start(t, dir, serverScript) // prints "listening URL"
 //	out := npmtest.Run(t, dir, clientScript, args...)
 package npmtest
@@ -12,11 +13,14 @@ package npmtest
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,22 +33,53 @@ import (
 // npm install --prefix DIR @a2a-js/sdk@VERSION express@4.
 func A2ASDK(t testing.TB, version string) string {
 	t.Helper()
+	sub := filepath.Join("agentcraft-npm-a2a", version)
+	// Caches installed before the stamp file existed hold the SDK already.
+	if cache, err := os.UserCacheDir(); err == nil {
+		if _, err := os.Stat(filepath.Join(cache, sub, "node_modules", "@a2a-js", "sdk", "package.json")); err == nil {
+			return filepath.Join(cache, sub)
+		}
+	}
+	return install(t, sub, "@a2a-js/sdk@"+version, "express@4")
+}
+
+// Packages installs the npm package specs (name@version; pin exact
+// versions, so that the cache stays right) in a cache directory outside
+// the repository named for name and the specs, once, and returns the
+// directory holding node_modules. It skips the test when node or npm is
+// missing. CI runs the same command: npm install --prefix DIR SPECS...
+func Packages(t testing.TB, name string, specs ...string) string {
+	t.Helper()
+	sorted := slices.Clone(specs)
+	slices.Sort(sorted)
+	sum := sha256.Sum256([]byte(strings.Join(sorted, "\n")))
+	return install(t, filepath.Join("agentcraft-npm-"+name, hex.EncodeToString(sum[:6])), specs...)
+}
+
+// install runs npm install of specs into the cache subdirectory sub unless
+// an earlier install there finished (its stamp file is written last).
+func install(t testing.TB, sub string, specs ...string) string {
+	t.Helper()
 	for _, bin := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed: the @a2a-js/sdk interop test needs Node.js 20+ and npm", bin)
+			t.Skipf("%s is not installed: this interop test needs Node.js 20+ and npm (for %s)", bin, strings.Join(specs, " "))
 		}
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
 	}
-	dir := filepath.Join(cache, "agentcraft-npm-a2a", version)
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err == nil {
+	dir := filepath.Join(cache, sub)
+	stamp := filepath.Join(dir, ".agentcraft-installed")
+	if _, err := os.Stat(stamp); err == nil {
 		return dir
 	}
-	cmd := exec.Command("npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "@a2a-js/sdk@"+version, "express@4")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm install @a2a-js/sdk@%s: %v\n%s", version, err, out)
+	args := append([]string{"install", "--prefix", dir, "--no-audit", "--no-fund"}, specs...)
+	if out, err := exec.Command("npm", args...).CombinedOutput(); err != nil {
+		t.Fatalf("npm install %s: %v\n%s", strings.Join(specs, " "), err, out)
+	}
+	if err := os.WriteFile(stamp, []byte(strings.Join(specs, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }
@@ -56,24 +91,14 @@ func A2ASDK(t testing.TB, version string) string {
 // npm install --prefix DIR @ag-ui/client@VERSION.
 func AGUIClient(t testing.TB, version string) string {
 	t.Helper()
-	for _, bin := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed: the @ag-ui/client interop test needs Node.js 20+ and npm", bin)
+	sub := filepath.Join("agentcraft-npm-agui", version)
+	// Caches installed before the stamp file was written hold it already.
+	if cache, err := os.UserCacheDir(); err == nil {
+		if _, err := os.Stat(filepath.Join(cache, sub, "node_modules", "@ag-ui", "client", "package.json")); err == nil {
+			return filepath.Join(cache, sub)
 		}
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "agentcraft-npm-agui", version)
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@ag-ui", "client", "package.json")); err == nil {
-		return dir
-	}
-	cmd := exec.Command("npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "@ag-ui/client@"+version)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm install @ag-ui/client@%s: %v\n%s", version, err, out)
-	}
-	return dir
+	return install(t, sub, "@ag-ui/client@"+version)
 }
 
 // writeScript writes script into dir, where node finds node_modules, and

@@ -86,6 +86,9 @@ type Options struct {
 	OIDC []identity.OIDCProvider
 	// SecureCookies is the server's Options.SecureCookies.
 	SecureCookies bool
+	// Studio is the server's Options.Studio (server/studio's Handler for
+	// browser tests); nil: unknown paths answer JSON 404s.
+	Studio http.Handler
 }
 
 // Env is a running server.
@@ -241,6 +244,7 @@ func New(t testing.TB, opts *Options) *Env {
 		t.Fatal(err)
 	}
 	sopts.Mounts = append(a2aSrv.Mounts(), aguiSrv.Mounts()...)
+	sopts.Studio = o.Studio
 	srv, err := server.New(p, sopts)
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/server/a2aserver"
 	"github.com/agentcraftlab/agentcraft/server/aguiserver"
 	"github.com/agentcraftlab/agentcraft/server/mcpserver"
+	"github.com/agentcraftlab/agentcraft/server/studio"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
 )
@@ -237,7 +238,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
 		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories,
 		Mounts:   slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts(), aguiSrv.Mounts()),
-		Identity: si.ids, OIDC: si.oidc, SecureCookies: cfg.Auth.SecureCookies})
+		Identity: si.ids, OIDC: si.oidc, SecureCookies: cfg.Auth.SecureCookies, Studio: studio.Handler()})
 	if err != nil {
 		return err
 	}

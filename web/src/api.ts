@@ -1,0 +1,138 @@
+// The one way the studio calls the server: same-origin fetch with the
+// session cookie, the chosen workspace as X-Workspace on every call and
+// the CSRF token as X-CSRF-Token on every call that writes. A 401 from any
+// call sends the user to sign-in (through onUnauthorized).
+
+const csrfKey = 'agentcraft.csrf'
+const workspaceKey = 'agentcraft.workspace'
+
+let csrfToken: string | null = sessionStorage.getItem(csrfKey)
+let workspace: string | null = localStorage.getItem(workspaceKey)
+let onUnauthorized: () => void = () => {}
+
+/** setCSRFToken keeps the token of the session for this tab only. */
+export function setCSRFToken(token: string | null) {
+  csrfToken = token
+  if (token) sessionStorage.setItem(csrfKey, token)
+  else sessionStorage.removeItem(csrfKey)
+}
+
+/** setWorkspace chooses the workspace every later call acts in. */
+export function setWorkspace(id: string | null) {
+  workspace = id
+  if (id) localStorage.setItem(workspaceKey, id)
+  else localStorage.removeItem(workspaceKey)
+}
+
+export function currentWorkspace(): string | null {
+  return workspace
+}
+
+/** setUnauthorizedHandler names what a 401 does (the app goes to sign-in). */
+export function setUnauthorizedHandler(f: () => void) {
+  onUnauthorized = f
+}
+
+/** APIError is the server's {"error":{"message","code"}} answer. */
+export class APIError extends Error {
+  status: number
+  code: string
+  retryAfter: number | null
+  constructor(status: number, message: string, code: string, retryAfter: number | null) {
+    super(message)
+    this.status = status
+    this.code = code
+    this.retryAfter = retryAfter
+  }
+}
+
+const writes = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/** headers are the ones every call carries: workspace and, for writes, CSRF. */
+export function apiHeaders(method: string): Record<string, string> {
+  const h: Record<string, string> = {}
+  if (workspace) h['X-Workspace'] = workspace
+  if (csrfToken && writes.has(method.toUpperCase())) h['X-CSRF-Token'] = csrfToken
+  return h
+}
+
+/** apiFetch is fetch with the studio's headers and 401 handling. */
+export async function apiFetch(path: string, init: RequestInit = {}): Promise<Response> {
+  const method = (init.method ?? 'GET').toUpperCase()
+  const headers = new Headers(init.headers)
+  for (const [k, v] of Object.entries(apiHeaders(method))) headers.set(k, v)
+  const resp = await fetch(path, { ...init, method, headers, credentials: 'same-origin' })
+  if (resp.status === 401 && path !== '/api/auth/login') onUnauthorized()
+  // A tab that lost its CSRF token (a new tab shares the cookie, not
+  // sessionStorage) cannot write: signing in again gives it a token.
+  if (resp.status === 403 && writes.has(method)) {
+    const code = await resp
+      .clone()
+      .json()
+      .then((b) => b?.error?.code as string | undefined)
+      .catch(() => undefined)
+    if (code === 'csrf_token_invalid') onUnauthorized()
+  }
+  return resp
+}
+
+async function errorOf(resp: Response): Promise<APIError> {
+  let message = resp.statusText
+  let code = ''
+  try {
+    const body = await resp.json()
+    message = body?.error?.message ?? message
+    code = body?.error?.code ?? ''
+  } catch {
+    // not JSON: keep the status text
+  }
+  const ra = resp.headers.get('Retry-After')
+  const retryAfter = ra && /^\d+$/.test(ra) ? Number(ra) : null
+  return new APIError(resp.status, message, code, retryAfter)
+}
+
+/** api calls path and decodes its JSON answer, throwing APIError otherwise. */
+export async function api<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
+  const init: RequestInit = { method }
+  if (body !== undefined) {
+    init.body = JSON.stringify(body)
+    init.headers = { 'Content-Type': 'application/json' }
+  }
+  const resp = await apiFetch(path, init)
+  if (!resp.ok) throw await errorOf(resp)
+  if (resp.status === 204) return undefined as T
+  return (await resp.json()) as T
+}
+
+export interface User {
+  id: string
+  email: string
+  display_name?: string
+}
+
+export interface Workspace {
+  id: string
+  name: string
+  role: string
+}
+
+export interface Me {
+  user: User
+  workspaces: Workspace[]
+}
+
+export interface Conversation {
+  id: string
+  title: string
+  agent?: string
+  external_ref?: string
+  updated_at: string
+}
+
+export interface StoredMessage {
+  seq: number
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: string
+  tool_calls?: { id: string; name?: string; arguments?: string; function?: { name: string; arguments: string } }[]
+  tool_call_id?: string
+}

@@ -1,0 +1,14 @@
+import { lazy, type ComponentType, type LazyExoticComponent } from 'react'
+
+/** Page is one entry of the left nav and its route. */
+export interface Page {
+  path: string
+  /** navKey is the catalogue key of its name in the nav. */
+  navKey: string
+  component: LazyExoticComponent<ComponentType>
+}
+
+// The built pages, in nav order. Each loads on first visit, so the initial
+// bundle stays small as pages are added (the workflow canvas with
+// @xyflow/react will be one more entry here, at /studio).
+export const pages: Page[] = [{ path: '/chat', navKey: 'nav.chat', component: lazy(() => import('./pages/Chat')) }]
