@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/llm"
@@ -74,4 +75,27 @@ type Wait struct {
 	FormSchema map[string]any `json:"form_schema,omitempty"`
 	// Deadline, when set, is when the run fails unless answered.
 	Deadline *time.Time `json:"deadline,omitempty"`
+}
+
+// WaitOf reads a human node's request from an event's Data: a *Wait (or
+// Wait) when the event is live, decoded JSON when it was read back from
+// the store. It returns nil when Data holds no request.
+func WaitOf(data any) *Wait {
+	switch v := data.(type) {
+	case *Wait:
+		return v
+	case Wait:
+		return &v
+	case nil:
+		return nil
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil
+	}
+	var w Wait
+	if json.Unmarshal(b, &w) != nil {
+		return nil
+	}
+	return &w
 }

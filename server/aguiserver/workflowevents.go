@@ -1,7 +1,6 @@
 package aguiserver
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
@@ -78,7 +77,7 @@ func (f *follower) track(ev workflow.Event) (node, status string, changed bool) 
 		status = statusSkipped
 	case workflow.EventWaiting:
 		status = statusWaiting
-		f.wait = waitOf(ev.Data)
+		f.wait = workflow.WaitOf(ev.Data)
 	default:
 		return "", "", false
 	}
@@ -258,26 +257,4 @@ func (f *follower) cancelled(key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	_ = f.finish(workflow.Event{Type: workflow.EventRunFinished, Status: workflow.StatusCanceled})
-}
-
-// waitOf reads a human node's request from an event's Data: a
-// *workflow.Wait when live, decoded JSON when read back from the store.
-func waitOf(data any) *workflow.Wait {
-	switch v := data.(type) {
-	case *workflow.Wait:
-		return v
-	case workflow.Wait:
-		return &v
-	case nil:
-		return nil
-	}
-	b, err := json.Marshal(data)
-	if err != nil {
-		return nil
-	}
-	var w workflow.Wait
-	if json.Unmarshal(b, &w) != nil {
-		return nil
-	}
-	return &w
 }

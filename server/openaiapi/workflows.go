@@ -220,7 +220,7 @@ func (f *follower) follow(ctx context.Context, each func(workflow.Event) error) 
 				f.usage = f.usage.Add(*ev.Usage)
 			}
 		case workflow.EventWaiting:
-			wait = asWait(ev.Data)
+			wait = workflow.WaitOf(ev.Data)
 		case workflow.EventRunFinished:
 			end = &runEnd{status: ev.Status, output: ev.Output, err: ev.Error, waitNode: ev.NodeID}
 		}
@@ -261,28 +261,6 @@ func (f *follower) follow(ctx context.Context, each func(workflow.Event) error) 
 // events calls Runs.Events from the run's first event.
 func (f *follower) events(ctx context.Context, yield func(workflow.Event) bool) error {
 	return f.c.h.runs.Events(ctx, f.run.WorkspaceID, f.run.ID, 0, yield)
-}
-
-// asWait reads a human node's request from an event's Data, which is a
-// workflow.Wait when live and decoded JSON when read back from the store.
-func asWait(data any) *workflow.Wait {
-	switch v := data.(type) {
-	case *workflow.Wait:
-		return v
-	case workflow.Wait:
-		return &v
-	case nil:
-		return nil
-	}
-	b, err := json.Marshal(data)
-	if err != nil {
-		return nil
-	}
-	var wt workflow.Wait
-	if json.Unmarshal(b, &wt) != nil {
-		return nil
-	}
-	return &wt
 }
 
 // answer returns the assistant text of a run that succeeded or waits, or
