@@ -595,22 +595,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	// connection silent long enough for proxies to cut it: a comment goes
 	// out every keep-alive interval.
 	var mu sync.Mutex // serializes writes of the events and the keep-alives
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(s.opts.SSEKeepAlive)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				mu.Lock()
-				_ = sw.WriteComment("keep-alive")
-				mu.Unlock()
-			}
-		}
-	}()
+	stopKeepAlive := sse.KeepAlive(sw, s.opts.SSEKeepAlive, &mu)
 	var werr error
 	err := s.opts.Runs.Events(ctx, ws, id, after, func(ev workflow.Event) bool {
 		data, err := json.Marshal(ev)
@@ -623,8 +608,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		mu.Unlock()
 		return werr == nil
 	})
-	close(stop)
-	<-stopped
+	stopKeepAlive()
 	if err == nil {
 		err = werr
 	}

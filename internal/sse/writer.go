@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 )
 
 // maxRetainedBuffer caps the buffer a Writer keeps between events, so that
@@ -141,4 +143,31 @@ func (w *Writer) send() error {
 		return fmt.Errorf("sse: flush: %w", err)
 	}
 	return nil
+}
+
+// KeepAlive writes a comment on w every interval, holding mu (which the
+// caller also holds around its own writes: a Writer is not safe for
+// concurrent use), so that proxies keep a quiet stream open. The returned
+// stop ends it and waits for its last write.
+func KeepAlive(w *Writer, every time.Duration, mu *sync.Mutex) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				mu.Lock()
+				_ = w.WriteComment("keep-alive")
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }

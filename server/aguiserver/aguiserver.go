@@ -56,6 +56,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/agent"
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
+	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
@@ -217,7 +218,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, in input, ev
 	if err := e.runStarted(in.ParentRunID); err != nil {
 		return
 	}
-	defer s.keepAlive(e, &mu)()
+	defer sse.KeepAlive(e.sse, s.keepAliveEvery, &mu)()
 	for ev, err := range events {
 		mu.Lock()
 		if err != nil {
@@ -242,31 +243,6 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, in input, ev
 		mu.Lock()
 		_ = e.runError("the run ended without finishing", "internal")
 		mu.Unlock()
-	}
-}
-
-// keepAlive sends an SSE comment on e every s.keepAliveEvery, under mu, until
-// the function it returns is called (which waits for the goroutine).
-func (s *Server) keepAlive(e *encoder, mu *sync.Mutex) (stop func()) {
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(s.keepAliveEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				mu.Lock()
-				_ = e.sse.WriteComment("keep-alive")
-				mu.Unlock()
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-stopped
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -192,7 +193,7 @@ func (s *Server) follow(ctx context.Context, f *follower, workspaceID string, af
 	if err := f.start(); err != nil {
 		return
 	}
-	defer s.keepAlive(f.e, &f.mu)()
+	defer sse.KeepAlive(f.e.sse, s.keepAliveEvery, &f.mu)()
 	var end *workflow.Event
 	var werr error
 	err := s.runs.Events(ctx, workspaceID, f.runID, after, func(ev workflow.Event) bool {
