@@ -168,8 +168,15 @@ func Start(t testing.TB, dir, script string) string {
 // with its standard error.
 func Run(t testing.TB, dir, script string, args ...string) []byte {
 	t.Helper()
+	return RunFor(t, time.Minute, dir, script, args...)
+}
+
+// RunFor is Run with another time limit, for scripts (such as browser
+// tests) that need longer than a minute.
+func RunFor(t testing.TB, limit time.Duration, dir, script string, args ...string) []byte {
+	t.Helper()
 	path := writeScript(t, dir, script)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", append([]string{path}, args...)...)
 	cmd.Dir = dir

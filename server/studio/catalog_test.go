@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -21,18 +22,26 @@ func flatten(prefix string, v any, out map[string]string) {
 	}
 }
 
+// catalog reads web/src/locales/<lang>/*.json: each file holds the keys
+// under its name (chat.json is chat.*).
 func catalog(t *testing.T, lang string) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "web", "src", "locales", lang+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("%s.json: %v", lang, err)
+	files, err := filepath.Glob(filepath.Join("..", "..", "web", "src", "locales", lang, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no catalogue files for %s: %v", lang, err)
 	}
 	out := map[string]string{}
-	flatten("", v, out)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		flatten(strings.TrimSuffix(filepath.Base(f), ".json")+".", v, out)
+	}
 	return out
 }
 
@@ -41,7 +50,7 @@ func catalog(t *testing.T, lang string) map[string]string {
 func TestCatalogsComplete(t *testing.T) {
 	en := catalog(t, "en")
 	if len(en) < 20 {
-		t.Fatalf("en.json has %d strings; the catalogue did not load", len(en))
+		t.Fatalf("locales/en has %d strings; the catalogue did not load", len(en))
 	}
 	sameAsEnglish := map[string]bool{"app.name": true}
 	for _, lang := range []string{"ja", "zh-TW"} {
@@ -49,14 +58,14 @@ func TestCatalogsComplete(t *testing.T) {
 		for _, k := range slices.Sorted(maps.Keys(en)) {
 			switch tr, ok := c[k]; {
 			case !ok || tr == "":
-				t.Errorf("%s.json lacks %s (en: %q)", lang, k, en[k])
+				t.Errorf("locales/%s lacks %s (en: %q)", lang, k, en[k])
 			case tr == en[k] && !sameAsEnglish[k]:
-				t.Errorf("%s.json leaves %s in English: %q", lang, k, tr)
+				t.Errorf("locales/%s leaves %s in English: %q", lang, k, tr)
 			}
 		}
 		for k := range c {
 			if _, ok := en[k]; !ok {
-				t.Errorf("%s.json has %s, which en.json lacks", lang, k)
+				t.Errorf("locales/%s has %s, which locales/en lacks", lang, k)
 			}
 		}
 	}

@@ -1,8 +1,5 @@
 import i18n from 'i18next'
 import { initReactI18next } from 'react-i18next'
-import en from './locales/en.json'
-import ja from './locales/ja.json'
-import zhTW from './locales/zh-TW.json'
 
 /** languages the studio speaks, with each one's name in itself. */
 export const languages = [
@@ -23,8 +20,19 @@ function initialLanguage(): string {
   return 'en'
 }
 
+// The catalogue is one file per area and language, locales/<lang>/<area>.json,
+// each holding the keys under <area> (locales/ja/chat.json is chat.* in
+// Japanese), so pages add their strings without touching each other's.
+const files = import.meta.glob<Record<string, unknown>>('./locales/*/*.json', { eager: true, import: 'default' })
+const resources: Record<string, { translation: Record<string, unknown> }> = {}
+for (const [path, strings] of Object.entries(files)) {
+  const [, lang, area] = /\.\/locales\/([^/]+)\/([^/]+)\.json$/.exec(path)!
+  resources[lang] ??= { translation: {} }
+  resources[lang].translation[area] = strings
+}
+
 i18n.use(initReactI18next).init({
-  resources: { en: { translation: en }, ja: { translation: ja }, 'zh-TW': { translation: zhTW } },
+  resources,
   lng: initialLanguage(),
   fallbackLng: 'en',
   interpolation: { escapeValue: false }, // React escapes

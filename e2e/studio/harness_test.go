@@ -1,0 +1,185 @@
+package studio
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/identity"
+	"github.com/agentcraftlab/agentcraft/internal/npmtest"
+	"github.com/agentcraftlab/agentcraft/server/servertest"
+	"github.com/agentcraftlab/agentcraft/server/studio"
+)
+
+// playwrightVersion is pinned so that the install cache stays right.
+const playwrightVersion = "1.65.1"
+
+const chromium = "/usr/bin/chromium"
+
+// The owner every browser test signs in as.
+const (
+	ownerEmail    = "ann@example.com"
+	ownerPassword = "correct horse battery staple"
+)
+
+// studioEnv is a whole server with the studio, a fake model and an owner
+// who can sign in, plus the npm directory playwright-core is installed in.
+type studioEnv struct {
+	*servertest.Env
+	npmDir string
+}
+
+// newStudio skips without chromium, installs playwright-core, and starts a
+// server from opts with the studio and sign-in added (opts may be nil).
+func newStudio(t *testing.T, opts *servertest.Options) *studioEnv {
+	t.Helper()
+	if _, err := exec.LookPath(chromium); err != nil {
+		t.Skipf("%s is not installed (apt-get install -y chromium): the studio's browser tests need it", chromium)
+	}
+	dir := npmtest.Packages(t, "playwright", "playwright-core@"+playwrightVersion)
+	if opts == nil {
+		opts = &servertest.Options{}
+	}
+	if opts.Identity == nil {
+		opts.Identity = &identity.Options{Hasher: identity.Argon2id{Memory: 64, Time: 1, Threads: 1, KeyLen: 32, SaltLen: 16}}
+	}
+	opts.Studio = studio.Handler()
+	env := servertest.New(t, opts)
+	u, err := env.Identity.CreateUser(t.Context(), identity.NewUser{Email: ownerEmail, Password: ownerPassword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Identity.AddMember(t.Context(), identity.CLI, env.Workspace.ID, u.ID, identity.RoleOwner); err != nil {
+		t.Fatal(err)
+	}
+	return &studioEnv{Env: env, npmDir: dir}
+}
+
+// browserResult is what a browser script reports.
+type browserResult struct {
+	Steps      []string        `json:"steps"`
+	Result     json.RawMessage `json:"result"`
+	Console    []string        `json:"console"`
+	Violations []string        `json:"csp_violations"`
+	Scripts    []string        `json:"scripts_before_signin"`
+	// Measures are the numbers the script reported with measure().
+	Measures map[string]float64 `json:"measures"`
+}
+
+// browse runs body (JavaScript, the inside of an async function) in
+// chromium against the server and returns what it set as result. The
+// prelude gives body:
+//
+//	page, browser      the page (locale en-US, 15 s default timeout) and browser
+//	url, args          the server's URL and the args given here (any JSON)
+//	step(text)         a line for the test log
+//	signIn()           signs the owner in from /, waiting for the nav
+//	shot(name)         a screenshot when AGENTCRAFT_STUDIO_SCREENSHOTS names a directory
+//	english            every text of the English catalogue (locales/en)
+//	englishLeft()      the English catalogue texts the page shows now
+//	                   (text nodes and aria-labels; the product name excepted)
+//	measure(name, ms)  a number for the test to report
+//
+// Console errors (besides 401s) and Content-Security-Policy violations
+// fail the test; a thrown error fails it with the page's text.
+func (e *studioEnv) browse(t *testing.T, body string, args any) browserResult {
+	t.Helper()
+	locales, err := filepath.Abs(filepath.Join("..", "..", "web", "src", "locales"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := json.Marshal(map[string]any{
+		"url": e.URL, "email": ownerEmail, "password": ownerPassword, "chromium": chromium,
+		"locales": locales, "shots": os.Getenv("AGENTCRAFT_STUDIO_SCREENSHOTS"), "args": args,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := npmtest.RunFor(t, 4*time.Minute, e.npmDir, prelude+body+postlude, string(cfg))
+	var res browserResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("browser script output %q: %v", out, err)
+	}
+	for _, s := range res.Steps {
+		t.Log("browser: " + s)
+	}
+	for _, v := range res.Violations {
+		t.Errorf("the page broke its own Content-Security-Policy: %s", v)
+	}
+	for _, c := range res.Console {
+		t.Errorf("browser console error: %s", c)
+	}
+	return res
+}
+
+// screenshotsWanted says whether this run keeps screenshots.
+func screenshotsWanted() bool { return os.Getenv("AGENTCRAFT_STUDIO_SCREENSHOTS") != "" }
+
+const prelude = `
+import { chromium } from 'playwright-core'
+import { readFileSync, readdirSync } from 'node:fs'
+const cfg = JSON.parse(process.argv[2])
+const { url, args } = cfg
+const english = []
+{
+  const flat = (v) => typeof v === 'string' ? english.push(v) : Object.values(v).forEach(flat)
+  for (const f of readdirSync(cfg.locales + '/en')) flat(JSON.parse(readFileSync(cfg.locales + '/en/' + f, 'utf8')))
+}
+const productName = JSON.parse(readFileSync(cfg.locales + '/en/app.json', 'utf8')).name
+const steps = [], consoleErrors = [], measures = {}
+const step = (s) => steps.push(s)
+const measure = (name, v) => { measures[name] = v }
+const scriptsBeforeSignIn = []
+let signInShown = false
+const browser = await chromium.launch({ executablePath: cfg.chromium, headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'] })
+const page = await browser.newPage({ locale: 'en-US', viewport: { width: 1280, height: 800 } })
+page.setDefaultTimeout(15000)
+page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()) })
+page.on('pageerror', (e) => consoleErrors.push('uncaught: ' + e.message))
+page.on('request', (r) => {
+  if (r.resourceType() === 'script' && !signInShown) scriptsBeforeSignIn.push(new URL(r.url()).pathname)
+})
+await page.addInitScript(() => {
+  document.addEventListener('securitypolicyviolation', (e) => {
+    console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI)
+  })
+})
+const englishLeft = () => page.evaluate(({ english, keep }) => {
+  const seen = new Set()
+  const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
+  for (let n = w.nextNode(); n; n = w.nextNode()) seen.add(n.textContent.trim())
+  for (const el of document.querySelectorAll('[aria-label],[placeholder],[title]')) {
+    for (const a of ['aria-label', 'placeholder', 'title']) if (el.hasAttribute(a)) seen.add(el.getAttribute(a).trim())
+  }
+  return english.filter((s) => s !== keep && seen.has(s))
+}, { english, keep: productName })
+const shot = async (name) => { if (cfg.shots) await page.screenshot({ path: cfg.shots + '/' + name + '.png' }) }
+const signIn = async () => {
+  await page.goto(url + '/')
+  await page.getByRole('heading', { name: 'Sign in to AgentCraft' }).waitFor()
+  signInShown = true
+  await page.getByRole('textbox', { name: 'Email' }).fill(cfg.email)
+  await page.getByLabel('Password').fill(cfg.password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('navigation', { name: 'Pages' }).waitFor()
+}
+let result = null
+try {
+`
+
+const postlude = `
+} catch (e) {
+  const text = await page.locator('body').innerText().catch(() => '')
+  console.error(String(e && e.stack || e) + '\nsteps: ' + steps.join(' | ') + '\nconsole: ' + consoleErrors.join(' | ') + '\n--- page text ---\n' + text)
+  await browser.close()
+  process.exit(1)
+}
+await browser.close()
+const violations = consoleErrors.filter((e) => e.startsWith('CSP violation'))
+console.log(JSON.stringify({ steps, result, measures, scripts_before_signin: scriptsBeforeSignIn,
+  console: consoleErrors.filter((e) => !e.startsWith('CSP violation') && !/status of 401/.test(e)), csp_violations: violations }))
+`
