@@ -184,7 +184,7 @@ const signIn = async () => {
   await page.getByRole('textbox', { name: 'Email' }).fill(cfg.email)
   await page.getByLabel('Password').fill(cfg.password)
   await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('navigation', { name: 'Pages' }).waitFor()
+  await page.getByRole('navigation', { name: 'Pages', exact: true }).waitFor()
 }
 let result = null
 try {

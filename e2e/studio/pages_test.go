@@ -9,12 +9,22 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
+	"github.com/agentcraftlab/agentcraft/store"
 )
 
 // interactiveBudget is how long a deep link may take, from the start of
-// the navigation, until the page's h1 shows, nothing says "Loading…" and
-// its first control takes focus.
+// the navigation, until the page's h1 shows, nothing says "Loading…", its
+// data has come (no fetch in flight, the DOM settled) and its first
+// control takes focus.
 const interactiveBudget = 1500.0 // ms
+
+// reviewFlow is a small workflow with an agent, a human and a code node.
+const reviewFlow = `{"name":"review","nodes":[{"id":"start","type":"start"},
+{"id":"draft","type":"agent","config":{"model":"fake/m","prompt":"Draft: {{input}}"}},
+{"id":"ask","type":"human","config":{"prompt":"Publish {{nodes.draft.output}}?","form_schema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}},
+{"id":"final","type":"code","config":{"mode":"template","template":"{{nodes.draft.output}} / {{nodes.ask.output.ok}}"}},
+{"id":"end","type":"end"}],
+"edges":[{"id":"e1","source":"start","target":"draft"},{"id":"e2","source":"draft","target":"ask"},{"id":"e3","source":"ask","target":"final"},{"id":"e4","source":"final","target":"end"}]}`
 
 // skipLink is the shell's first link, to <main> (app.skip).
 const skipLink = "Skip to content"
@@ -64,8 +74,16 @@ func TestEveryPage(t *testing.T) {
 	env := newStudio(t, &servertest.Options{
 		Providers: []platform.ProviderConfig{servertest.FakeProvider(fake)},
 		Agents:    []platform.AgentSpec{{Name: "helper", Model: "fake/m", Instructions: "Help.", MaxSteps: 3, Tools: []string{"calculator"}}},
+		// Every surface a page may call, so that each page loads as in a
+		// full server.
 		Memory:    true,
+		Knowledge: true,
 	})
+	// Data for the pages to show, so that lists link to their subpages
+	// (the Studio's canvas of this workflow).
+	if _, err := env.Store.Workflows().Create(t.Context(), store.Workflow{WorkspaceID: env.Workspace.ID, Name: "review", Definition: json.RawMessage(reviewFlow)}); err != nil {
+		t.Fatal(err)
+	}
 	res := env.browse(t, everyPageScript, nil)
 	var out struct {
 		SignIn pageCheck   `json:"signin"`
@@ -167,12 +185,36 @@ const kept = Object.fromEntries(langs.slice(1).map((l) => {
 }))
 const leftIn = async (lang) => (await englishLeft()).filter((s) => !kept[lang].has(s))
 
+// Every page load counts its fetches in flight (until their headers
+// arrive, so an event stream counts as answered) and notes when the DOM
+// last changed: a page whose data is still coming is not ready.
+await page.addInitScript(() => {
+  window.__inflight = 0
+  window.__lastMutation = 0
+  const fetch0 = window.fetch
+  window.fetch = (...a) => {
+    window.__inflight++
+    const p = fetch0(...a)
+    p.finally(() => window.__inflight--).catch(() => {})
+    return p
+  }
+  new MutationObserver(() => { window.__lastMutation = performance.now() })
+    .observe(document, { subtree: true, childList: true, attributes: true, characterData: true })
+})
+page.on('response', (r) => { if (r.status() >= 500) step('HTTP ' + r.status() + ' from ' + r.request().method() + ' ' + new URL(r.url()).pathname + ' on ' + new URL(page.url()).pathname) })
+
+// quiet is how long the DOM must stay unchanged, with no fetch in flight,
+// before a page counts as rendered.
+const quiet = 100
+
 // ready resolves, in the page, at the first animation frame where one h1
-// shows, no status says Loading…, and the first control in <main> takes
-// focus (the page answers input): performance.now() then is the time
-// since the navigation began.
+// shows, no status says Loading…, no fetch is in flight and the DOM has
+// been still for quiet ms, and the first control in <main> takes focus
+// (the page answers input). Its time is when the DOM last changed before
+// that (performance.now() counts from the start of the navigation).
 const ready = async () => {
-  const h = await page.waitForFunction((loading) => {
+  const h = await page.waitForFunction(([loading, quiet]) => {
+    if (window.__inflight > 0 || performance.now() - window.__lastMutation < quiet) return false
     const h1 = document.querySelector('h1')
     if (!h1 || !h1.checkVisibility() || !h1.textContent.trim()) return false
     // Still loading: a status saying Loading… (the shell's, or a page's
@@ -193,8 +235,8 @@ const ready = async () => {
       if (before && before !== document.body && before.focus) before.focus({ preventScroll: true })
       if (!ok) return false
     }
-    return { at: performance.now(), controls: controls.length }
-  }, loadingTexts, { polling: 'raf', timeout: 15000 })
+    return { at: Math.max(window.__lastMutation, performance.getEntriesByType('navigation')[0]?.domContentLoadedEventEnd ?? 0), controls: controls.length }
+  }, [loadingTexts, quiet], { polling: 'raf', timeout: 15000 })
   return h.jsonValue()
 }
 // focusWalk tabs through the page from its start and returns what took
@@ -216,7 +258,16 @@ const focusWalk = async () => {
       if (!el || el === document.body || el.hasAttribute('data-focus-walked')) return null
       el.setAttribute('data-focus-walked', '')
       const s = getComputedStyle(el)
-      const shown = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none'
+      let shown = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none'
+      if (!shown && el instanceof SVGElement) {
+        // An SVG control (a canvas edge) may show focus by restyling its
+        // shapes: compare them focused and not.
+        const look = () => [...el.querySelectorAll('*')].map((c) => { const cs = getComputedStyle(c); return cs.stroke + cs.strokeWidth + cs.filter + cs.fill + cs.opacity }).join('|')
+        const focused = look()
+        el.blur()
+        shown = look() !== focused
+        el.focus({ preventScroll: true })
+      }
       const name = (el.getAttribute('aria-label') || el.innerText || el.getAttribute('placeholder') || el.id || '').trim().replace(/\s+/g, ' ').slice(0, 40)
       return { what: el.tagName.toLowerCase() + (name ? ' "' + name + '"' : ''), shown }
     })
@@ -238,7 +289,7 @@ const setTheme = async (theme) => {
 const setLanguage = async (from, to) => {
   await page.getByRole('combobox', { name: topbar[from].language }).selectOption(to)
   await page.waitForFunction((to) => document.documentElement.lang === to, to)
-  await page.getByRole('navigation', { name: navLabel[to] }).waitFor()
+  await page.getByRole('navigation', { name: navLabel[to], exact: true }).waitFor()
   await ready()
 }
 const save = (theme, lang) => page.evaluate(([theme, lang]) => {
@@ -287,7 +338,7 @@ await save('light', 'en')
 step('sign-in: interactive ' + signin.interactive_ms.toFixed(0) + ' ms, axe ' + signin.axe_light.length + '/' + signin.axe_dark.length)
 
 await signIn()
-const links = page.getByRole('navigation', { name: navLabel.en }).getByRole('link')
+const links = page.getByRole('navigation', { name: navLabel.en, exact: true }).getByRole('link')
 const found = []
 for (const l of await links.all()) found.push({ nav: (await l.innerText()).trim(), path: new URL(await l.getAttribute('href'), url).pathname })
 step('the nav links to ' + found.map((p) => p.nav + ' ' + p.path).join(', '))
@@ -323,7 +374,8 @@ for (const { nav, path } of found) {
   pages.push(p)
   // One subpage (a link inside the page to a deeper path, such as a run
   // or an agent), when the page shows one: the same checks but timing.
-  const deeper = await page.locator('main a[href^="' + path + '/"]').first().getAttribute('href', { timeout: 1 }).catch(() => null)
+  const inner = page.locator('main a[href^="' + path + '/"]')
+  const deeper = (await inner.count()) > 0 ? await inner.first().getAttribute('href') : null
   if (deeper) {
     const subPath = new URL(deeper, url).pathname
     const sub = { path: subPath, slug: slug + '-detail', nav, sub: true, english_left: {} }
