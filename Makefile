@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/agentcraft
 
-.PHONY: run build test test-short bench bench-modules fuzz vet fmt studio
+.PHONY: run build test test-short bench bench-modules fuzz vet fmt studio screenshots
 
 # Start the server with zero configuration (SQLite under ./data, 127.0.0.1:8080).
 run:
@@ -17,6 +17,12 @@ build:
 # the result (CI rebuilds it and fails when it differs).
 studio:
 	cd web && npm ci --no-audit --no-fund && npm run build
+
+# Screenshots of sign-in and of every page in the studio's nav (light and
+# dark in English, light in Japanese) into docs/studio, taken by the
+# acceptance test of every page (needs chromium, Node.js 20+).
+screenshots: studio
+	AGENTCRAFT_STUDIO_SCREENSHOTS=$(CURDIR)/docs/studio $(GO) test -count=1 -run '^TestEveryPage$$' ./e2e/studio/
 
 # The full test suite: vet, then every test with the race detector.
 # PostgreSQL tests run when AGENTCRAFT_TEST_POSTGRES_DSN is set (.ci/run sets it).

@@ -14,8 +14,12 @@ import (
 	"github.com/agentcraftlab/agentcraft/server/studio"
 )
 
-// playwrightVersion is pinned so that the install cache stays right.
-const playwrightVersion = "1.65.1"
+// playwrightVersion and axeVersion are pinned so that the install cache
+// (named for the exact specs) stays right.
+const (
+	playwrightVersion = "1.65.1"
+	axeVersion        = "4.14.1"
+)
 
 const chromium = "/usr/bin/chromium"
 
@@ -26,20 +30,21 @@ const (
 )
 
 // studioEnv is a whole server with the studio, a fake model and an owner
-// who can sign in, plus the npm directory playwright-core is installed in.
+// who can sign in, plus the npm directory playwright-core and axe-core are
+// installed in.
 type studioEnv struct {
 	*servertest.Env
 	npmDir string
 }
 
-// newStudio skips without chromium, installs playwright-core, and starts a
+// newStudio skips without chromium, installs playwright-core and axe-core, and starts a
 // server from opts with the studio and sign-in added (opts may be nil).
 func newStudio(t *testing.T, opts *servertest.Options) *studioEnv {
 	t.Helper()
 	if _, err := exec.LookPath(chromium); err != nil {
 		t.Skipf("%s is not installed (apt-get install -y chromium): the studio's browser tests need it", chromium)
 	}
-	dir := npmtest.Packages(t, "playwright", "playwright-core@"+playwrightVersion)
+	dir := npmtest.Packages(t, "playwright", "playwright-core@"+playwrightVersion, "axe-core@"+axeVersion)
 	if opts == nil {
 		opts = &servertest.Options{}
 	}
@@ -82,6 +87,9 @@ type browserResult struct {
 //	englishLeft()      the English catalogue texts the page shows now
 //	                   (text nodes and aria-labels; the product name excepted)
 //	measure(name, ms)  a number for the test to report
+//	axe()              runs axe-core on the page as it is now and returns
+//	                   its violations ({id, impact, help, targets});
+//	                   seriousOf(v) keeps the serious and critical ones
 //
 // Console errors (besides 401s) and Content-Security-Policy violations
 // fail the test; a thrown error fails it with the page's text.
@@ -157,6 +165,17 @@ const englishLeft = () => page.evaluate(({ english, keep }) => {
   }
   return english.filter((s) => s !== keep && seen.has(s))
 }, { english, keep: productName })
+// axe-core goes in by CDP evaluation, which the page's strict CSP allows
+// (a <script> tag from page.addScriptTag would be blocked).
+const axeSource = readFileSync(process.cwd() + '/node_modules/axe-core/axe.min.js', 'utf8')
+const axe = async () => {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(axeSource + '\n;true')
+  return page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] })
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ') + (n.failureSummary ? ' (' + n.failureSummary.replace(/\s+/g, ' ') + ')' : '')) }))
+  })
+}
+const seriousOf = (vs) => vs.filter((v) => v.impact === 'serious' || v.impact === 'critical')
 const shot = async (name) => { if (cfg.shots) await page.screenshot({ path: cfg.shots + '/' + name + '.png' }) }
 const signIn = async () => {
   await page.goto(url + '/')
@@ -165,7 +184,7 @@ const signIn = async () => {
   await page.getByRole('textbox', { name: 'Email' }).fill(cfg.email)
   await page.getByLabel('Password').fill(cfg.password)
   await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('navigation', { name: 'Pages' }).waitFor()
+  await page.getByRole('navigation', { name: 'Pages', exact: true }).waitFor()
 }
 let result = null
 try {

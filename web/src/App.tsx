@@ -10,7 +10,7 @@ import { SessionProvider, useSession } from './session'
 function Loading() {
   const { t } = useTranslation()
   return (
-    <p role="status" className="p-8 text-slate-500">
+    <p role="status" className="p-8 text-slate-600 dark:text-slate-400">
       {t('app.loading')}
     </p>
   )

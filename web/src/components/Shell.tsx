@@ -7,7 +7,7 @@ import { useSession } from '../session'
 import { chooseTheme, currentTheme, type Theme } from '../theme'
 
 const control =
-  'rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900'
+  'rounded border border-slate-500 bg-white px-2 py-1 text-sm text-slate-900 dark:border-slate-500 dark:bg-slate-900 dark:text-slate-100'
 
 /** Shell is the top bar and left nav around every signed-in page. */
 export function Shell({ children }: { children: ReactNode }) {
@@ -21,7 +21,7 @@ export function Shell({ children }: { children: ReactNode }) {
   }
   return (
     <div className="flex h-full flex-col">
-      <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-10 focus:bg-white focus:p-2">
+      <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-10 focus:rounded focus:bg-white focus:p-2 focus:text-indigo-800 focus:underline dark:focus:bg-slate-900 dark:focus:text-indigo-200">
         {t('app.skip')}
       </a>
       <header className="flex items-center gap-3 border-b border-slate-200 px-4 py-2 dark:border-slate-800">
@@ -46,7 +46,7 @@ export function Shell({ children }: { children: ReactNode }) {
             ))}
           </select>
         </label>
-        <button type="button" className={control} onClick={toggleTheme} aria-pressed={theme === 'dark'}>
+        <button type="button" className={control} onClick={toggleTheme}>
           {theme === 'dark' ? t('topbar.themeToLight') : t('topbar.themeToDark')}
         </button>
         <span className="text-sm text-slate-500 dark:text-slate-400">{me?.user.email}</span>

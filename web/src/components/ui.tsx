@@ -16,12 +16,12 @@ import { useTranslation } from 'react-i18next'
 import { APIError } from '../api'
 
 export const controlClass =
-  'rounded border border-slate-300 bg-white px-2 py-1 text-sm text-slate-900 disabled:opacity-50 dark:border-slate-600 dark:bg-slate-900 dark:text-slate-100'
+  'rounded border border-slate-500 bg-white px-2 py-1 text-sm text-slate-900 disabled:opacity-50 dark:border-slate-500 dark:bg-slate-900 dark:text-slate-100'
 
 type Variant = 'primary' | 'secondary' | 'danger'
 
 const variants: Record<Variant, string> = {
-  primary: 'bg-indigo-700 text-white hover:bg-indigo-800 border-indigo-700 dark:bg-indigo-500 dark:border-indigo-500 dark:text-slate-950 dark:hover:bg-indigo-400',
+  primary: 'bg-indigo-700 text-white hover:bg-indigo-800 border-indigo-700 dark:bg-indigo-400 dark:border-indigo-400 dark:text-slate-950 dark:hover:bg-indigo-300',
   secondary:
     'bg-white text-slate-900 hover:bg-slate-100 border-slate-300 dark:bg-slate-900 dark:text-slate-100 dark:border-slate-600 dark:hover:bg-slate-800',
   danger: 'bg-red-700 text-white hover:bg-red-800 border-red-700 dark:bg-red-400 dark:text-slate-950 dark:border-red-400',

@@ -5,7 +5,7 @@ import { useTranslation } from 'react-i18next'
 import { api, apiFetch, apiHeaders, type Conversation, type StoredMessage } from '../api'
 import { useSession } from '../session'
 
-const control = 'rounded border border-slate-300 bg-white px-2 py-1 dark:border-slate-700 dark:bg-slate-900'
+const control = 'rounded border border-slate-500 bg-white px-2 py-1 dark:border-slate-500 dark:bg-slate-900'
 const agentKey = 'agentcraft.chat.agent'
 const threadPrefix = 'agui:'
 
@@ -292,13 +292,13 @@ export default function Chat() {
             ))}
           </select>
         </label>
-        {agents?.length === 0 && <p className="text-sm text-slate-500">{t('chat.noAgents')}</p>}
+        {agents?.length === 0 && <p className="text-sm text-slate-600 dark:text-slate-400">{t('chat.noAgents')}</p>}
         <button type="button" className={control} onClick={startNew}>
           {t('chat.newConversation')}
         </button>
         <h2 className="mt-2 text-sm font-semibold">{t('chat.conversations')}</h2>
         {conversations.length === 0 ? (
-          <p className="text-sm text-slate-500">{t('chat.noConversations')}</p>
+          <p className="text-sm text-slate-600 dark:text-slate-400">{t('chat.noConversations')}</p>
         ) : (
           <ul className="min-h-0 flex-1 space-y-1 overflow-auto">
             {conversations.map((c) => (
@@ -322,7 +322,7 @@ export default function Chat() {
       <section aria-label={t('chat.messages')} className="flex min-w-0 flex-1 flex-col">
         <h1 className="sr-only">{t('chat.title')}</h1>
         <ol className="flex-1 space-y-4 overflow-auto p-4" aria-live="polite">
-          {turns.length === 0 && <li className="text-slate-500">{t('chat.empty')}</li>}
+          {turns.length === 0 && <li className="text-slate-600 dark:text-slate-400">{t('chat.empty')}</li>}
           {turns.map((turn) => (
             <li key={turn.id} className="space-y-2">
               {turn.user !== undefined && (
@@ -339,7 +339,7 @@ export default function Chat() {
             </li>
           ))}
           {running && (
-            <li role="status" className="text-sm text-slate-500">
+            <li role="status" className="text-sm text-slate-600 dark:text-slate-400">
               {t('chat.thinking')}
             </li>
           )}

@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next'
 import { api, APIError } from '../api'
 import { useSession } from '../session'
 
-const input = 'w-full rounded border border-slate-300 bg-white px-3 py-2 dark:border-slate-700 dark:bg-slate-900'
+const input = 'mt-1 w-full rounded border border-slate-500 bg-white px-3 py-2 text-slate-900 dark:border-slate-500 dark:bg-slate-900 dark:text-slate-100'
 
 /** SignIn is email and password, and a button per OpenID provider. */
 export default function SignIn() {
@@ -54,15 +54,15 @@ export default function SignIn() {
               {error.retryAfter !== null && <> {t('signin.retryAfter', { seconds: error.retryAfter })}</>}
             </p>
           )}
-          <button type="submit" disabled={busy} className="w-full rounded bg-indigo-600 px-3 py-2 font-medium text-white disabled:opacity-60">
+          <button type="submit" disabled={busy} className="w-full rounded bg-indigo-700 px-3 py-2 font-medium text-white hover:bg-indigo-800 disabled:opacity-60 dark:bg-indigo-400 dark:text-slate-950 dark:hover:bg-indigo-300">
             {busy ? t('signin.submitting') : t('signin.submit')}
           </button>
         </form>
         {providers.length > 0 && (
           <div className="mt-4 space-y-2">
-            <p className="text-center text-sm text-slate-500 dark:text-slate-400">{t('signin.or')}</p>
+            <p className="text-center text-sm text-slate-600 dark:text-slate-400">{t('signin.or')}</p>
             {providers.map((p) => (
-              <a key={p} href={`/api/auth/oidc/${encodeURIComponent(p)}`} className="block rounded border border-slate-300 px-3 py-2 text-center dark:border-slate-700">
+              <a key={p} href={`/api/auth/oidc/${encodeURIComponent(p)}`} className="block rounded border border-slate-500 px-3 py-2 text-center">
                 {t('signin.withProvider', { provider: p })}
               </a>
             ))}
