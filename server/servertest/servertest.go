@@ -32,6 +32,7 @@ import (
 	agentmemory "github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
+	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
@@ -63,6 +64,9 @@ type Options struct {
 	// over an in-memory search engine; ingest jobs run in a goroutine of
 	// the test process as soon as they are queued.
 	Knowledge bool
+	// Embedder gives the knowledge engine vectors, so vector and hybrid
+	// search work; nil: full-text search only.
+	Embedder search.Embedder
 	// MaxUploadBytes caps one upload; default the server's.
 	MaxUploadBytes int64
 	// Builtins configures the built-in tools, such as the egress-policy
@@ -165,7 +169,7 @@ func New(t testing.TB, opts *Options) *Env {
 	sopts := &server.Options{Auth: o.Auth, MaxBodyBytes: o.MaxBodyBytes, MaxUploadBytes: o.MaxUploadBytes, Version: "test", Logger: logger, KeyTTL: o.KeyTTL}
 	var jobs sync.WaitGroup
 	if o.Knowledge {
-		eng, err := memory.New(nil)
+		eng, err := memory.New(&memory.Options{Embedder: o.Embedder})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,6 +180,7 @@ func New(t testing.TB, opts *Options) *Env {
 		env.Knowledge = svc
 		popts.Knowledge = svc
 		sopts.Knowledge = svc
+		sopts.Attachments = server.NewAttachments(svc)
 		sopts.EnqueueIngest = func(_ context.Context, workspaceID, jobID string) error {
 			jobs.Go(func() {
 				if err := svc.RunJob(context.Background(), workspaceID, jobID, nil); err != nil {
@@ -239,7 +244,11 @@ func New(t testing.TB, opts *Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	aguiSrv, err := aguiserver.New(p, &aguiserver.Options{Runner: sopts.Runner, Conversations: env.Conversations, MaxBodyBytes: o.MaxBodyBytes, Logger: logger})
+	aopts := &aguiserver.Options{Runner: sopts.Runner, Conversations: env.Conversations, MaxBodyBytes: o.MaxBodyBytes, Logger: logger}
+	if sopts.Attachments != nil {
+		aopts.Attachments = sopts.Attachments
+	}
+	aguiSrv, err := aguiserver.New(p, aopts)
 	if err != nil {
 		t.Fatal(err)
 	}
