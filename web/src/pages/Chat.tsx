@@ -3,6 +3,8 @@ import { HttpAgent, type Message } from '@ag-ui/client'
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react'
 import { useTranslation } from 'react-i18next'
 import { api, apiFetch, apiHeaders, type Conversation, type StoredMessage } from '../api'
+import { AttachButton, AttachmentChips, type Attachment } from '../chat/Attachments'
+import { Citations, PassageDialog, type Citation } from '../chat/citations'
 import { useSession } from '../session'
 
 const control = 'rounded border border-slate-300 bg-white px-2 py-1 dark:border-slate-700 dark:bg-slate-900'
@@ -143,6 +145,12 @@ export default function Chat() {
   const [draft, setDraft] = useState('')
   const [running, setRunning] = useState(false)
   const [error, setError] = useState<string | null>(null)
+  // files are the uploads every run of this thread sends
+  // (forwardedProps.fileIds), so later turns still search them.
+  const [files, setFiles] = useState<Attachment[]>([])
+  // cites are each answer's sources, by the id of the turn's user message.
+  const [cites, setCites] = useState<Record<string, Citation[]>>({})
+  const [passage, setPassage] = useState<Citation | null>(null)
   const runner = useRef<HttpAgent | null>(null)
   // The tool calls of this page's earlier turns, by the turn's id: the
   // thread sent again leaves them out (see wireThread), the page keeps
@@ -208,6 +216,8 @@ export default function Chat() {
     folded.current.clear()
     setThreadId(newThreadId())
     setMessages([])
+    setFiles([])
+    setCites({})
     setError(null)
   }
 
@@ -245,16 +255,22 @@ export default function Chat() {
     }
     for (const turn of turnsOf(a.messages)) if (turn.calls.length) folded.current.set(turn.id, { calls: turn.calls, results: turn.results })
     a.setMessages(wireThread(a.messages))
-    a.addMessage({ id: crypto.randomUUID(), role: 'user', content: text })
+    const turnID = crypto.randomUUID()
+    a.addMessage({ id: turnID, role: 'user', content: text })
     setMessages([...a.messages])
     setDraft('')
     setRunning(true)
     setError(null)
     try {
       await a.runAgent(
-        {},
+        { forwardedProps: files.length ? { fileIds: files.map((f) => f.fileId) } : {} },
         {
           onRunErrorEvent: ({ event }) => setError(t('chat.runFailed', { message: event.message })),
+          onCustomEvent: ({ event }) => {
+            if (event.name !== 'citations') return
+            const list = (event.value as { citations?: Citation[] } | undefined)?.citations ?? []
+            setCites((cur) => ({ ...cur, [turnID]: list }))
+          },
         },
       )
     } catch (err) {
@@ -334,6 +350,7 @@ export default function Chat() {
                 <article aria-label={t('chat.assistant')} className="max-w-[75%] rounded-lg bg-slate-100 px-3 py-2 dark:bg-slate-800">
                   <p className="whitespace-pre-wrap">{turn.answer}</p>
                   <ToolCalls turn={turn} />
+                  <Citations cites={cites[turn.id] ?? []} onOpen={setPassage} />
                 </article>
               )}
             </li>
@@ -349,7 +366,15 @@ export default function Chat() {
             {error}
           </p>
         )}
-        <form onSubmit={send} className="flex gap-2 border-t border-slate-200 p-3 dark:border-slate-800">
+        <PassageDialog cite={passage} onClose={() => setPassage(null)} />
+        <div className="border-t border-slate-200 dark:border-slate-800">
+        <AttachmentChips files={files} onRemove={(id) => setFiles((cur) => cur.filter((f) => f.fileId !== id))} />
+        <form onSubmit={send} className="flex gap-2 p-3">
+          <AttachButton
+            disabled={running}
+            onAttached={(f) => setFiles((cur) => (cur.some((x) => x.fileId === f.fileId) ? cur : [...cur, f]))}
+            onError={setError}
+          />
           <label className="sr-only" htmlFor="chat-message">
             {t('chat.message')}
           </label>
@@ -371,6 +396,7 @@ export default function Chat() {
             </button>
           )}
         </form>
+        </div>
       </section>
     </div>
   )
