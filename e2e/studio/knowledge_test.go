@@ -12,6 +12,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
+	"github.com/agentcraftlab/agentcraft/store"
 )
 
 // wordEmbedder is a bag-of-words embedder: each word hashed into one of
@@ -218,4 +219,65 @@ await page.keyboard.press('Escape')
 await dialog.waitFor({ state: 'hidden' })
 step('Escape closed the dialog')
 result = { answer: answerText, passage }
+`
+
+// approvalFlow asks a person through a human node, then writes their
+// answer into the output.
+const approvalFlow = `{"name":"approval","nodes":[{"id":"start","type":"start"},
+{"id":"ask","type":"human","config":{"prompt":"Approve the refund for {{input}}?","form_schema":{"type":"object","required":["approved"],
+ "properties":{"approved":{"type":"boolean","title":"Approved"},"note":{"type":"string","title":"Note"}}}}},
+{"id":"final","type":"code","config":{"mode":"template","template":"Decision: {{nodes.ask.output.approved}} ({{nodes.ask.output.note}})"}},
+{"id":"end","type":"end"}],
+"edges":[{"id":"e1","source":"start","target":"ask"},{"id":"e2","source":"ask","target":"final"},{"id":"e3","source":"final","target":"end"}]}`
+
+func TestChatWorkflowInterrupt(t *testing.T) {
+	env := newStudio(t, &servertest.Options{Workflows: true, Memory: true})
+	if _, err := env.Store.Workflows().Create(t.Context(), store.Workflow{WorkspaceID: env.Workspace.ID, Name: "approval", Definition: json.RawMessage(approvalFlow)}); err != nil {
+		t.Fatal(err)
+	}
+	res := env.browse(t, workflowScript, nil)
+	var out struct {
+		Prompt string `json:"prompt"`
+		Answer string `json:"answer"`
+	}
+	if err := json.Unmarshal(res.Result, &out); err != nil {
+		t.Fatalf("result %s: %v", res.Result, err)
+	}
+	if !strings.Contains(out.Prompt, "Approve the refund for order 7?") {
+		t.Errorf("the interrupt form reads %q; want the human node's prompt", out.Prompt)
+	}
+	if want := "Decision: true (ship it)"; !strings.Contains(out.Answer, want) {
+		t.Errorf("the workflow's answer reads %q; want %q", out.Answer, want)
+	}
+	runs, err := env.Store.Runs().List(t.Context(), env.Workspace.ID, store.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Status != store.RunSucceeded {
+		t.Errorf("runs %+v, want the one run, succeeded after the answer", runs)
+	}
+}
+
+// workflowScript picks the workflow, sends the input, answers the human
+// node's form inline and waits for the output.
+const workflowScript = `
+await signIn()
+await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Chat' }).click()
+await page.getByRole('radio', { name: 'Workflow' }).check()
+await page.getByRole('combobox', { name: 'Workflow' }).selectOption('approval')
+await page.getByRole('textbox', { name: 'Message' }).fill('order 7')
+await page.getByRole('button', { name: 'Send' }).click()
+const form = page.getByRole('form', { name: 'The workflow is waiting for you' })
+await form.waitFor()
+const prompt = await form.innerText()
+step('interrupt shown: ' + prompt.split('\n').join(' | '))
+await form.getByRole('checkbox', { name: 'Approved' }).check()
+await form.getByRole('textbox', { name: 'Note' }).fill('ship it')
+await shot('chat-workflow-light-en')
+await form.getByRole('button', { name: 'Send answer' }).click()
+const answer = page.getByRole('article', { name: 'Assistant' }).filter({ hasText: 'Decision:' })
+await answer.waitFor()
+await form.waitFor({ state: 'hidden' })
+step('resumed; output shown')
+result = { prompt, answer: await answer.innerText() }
 `
