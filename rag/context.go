@@ -43,8 +43,9 @@ func WithCollector(ctx context.Context) (context.Context, *Collector) {
 }
 
 // Citations returns the sources given to the model by the last request
-// that searched: the numbering the final answer cites. It is empty when no
-// request searched, the search failed or it found nothing.
+// that searched, or the last kb_search call that found passages: the
+// numbering the final answer cites. It is empty when nothing searched, the
+// search failed or it found nothing.
 func (c *Collector) Citations() []Citation {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -110,8 +110,12 @@ func (t *searchTool) Call(ctx context.Context, args json.RawMessage) (tool.Resul
 	if len(res.Hits) == 0 {
 		return tool.Result{Content: "No passages found. Try other words, or answer that the knowledge bases do not cover it."}, nil
 	}
+	cites := Cite(res.Hits, kbs)
+	// A front end shows what the answer cites: the collector of the run
+	// (WithCollector) keeps this search's passages as it keeps Model's.
+	collectorFrom(ctx).set(cites)
 	var b strings.Builder
-	for i, c := range Cite(res.Hits, kbs) {
+	for i, c := range cites {
 		if i > 0 {
 			b.WriteByte('\n')
 		}

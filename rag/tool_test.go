@@ -3,6 +3,7 @@ package rag_test
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -115,5 +116,33 @@ func TestSearchToolBackendFailureIsGoError(t *testing.T) {
 	_, err := st.Call(t.Context(), json.RawMessage(`{"query":"refund"}`))
 	if err == nil || !strings.Contains(err.Error(), "index unavailable") {
 		t.Errorf("Call error = %v, want the backend's failure", err)
+	}
+}
+
+// TestSearchToolCollectsCitations: a kb_search call that finds passages
+// leaves them in the run's collector, numbered as the tool result numbers
+// them, so a surface can show what the answer cites; a call that finds
+// nothing leaves the collector as it was.
+func TestSearchToolCollectsCitations(t *testing.T) {
+	st := rag.SearchTool(library(t), "ws1", []string{"handbook", "uploads"})
+	ctx, col := rag.WithCollector(t.Context())
+	res, err := st.Call(ctx, json.RawMessage(`{"query":"refund"}`))
+	if err != nil || res.IsError {
+		t.Fatalf("Call = %v, %v", res, err)
+	}
+	cites := col.Citations()
+	if len(cites) == 0 {
+		t.Fatal("the collector holds no citations after a search that found passages")
+	}
+	for _, c := range cites {
+		if !strings.Contains(res.Content, "["+strconv.Itoa(c.N)+"] "+c.Label()) || c.Text == "" {
+			t.Errorf("citation %+v is not the tool result's [%d]:\n%s", c, c.N, res.Content)
+		}
+	}
+	if _, err := st.Call(ctx, json.RawMessage(`{"query":"zebra"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := col.Citations(); len(got) != len(cites) {
+		t.Errorf("a search that found nothing changed the citations to %+v", got)
 	}
 }

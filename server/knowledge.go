@@ -514,13 +514,14 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// chatAttachments implements openaiapi.Attachments over the uploads and
+// Attachments implements openaiapi.Attachments over the uploads and
 // the knowledge service: documents are ingested into one temporary
 // knowledge base per set of files (reused while it lives, so the turns of
 // a conversation that resend the same files do not ingest them again),
-// images become image parts.
-type chatAttachments struct {
-	s *Server
+// images become image parts. One value serves every chat surface (/v1,
+// /api/chat, AG-UI), so they share the temporary bases.
+type Attachments struct {
+	kbs *kb.Service
 
 	mu    sync.Mutex
 	bases map[string]tempBase // workspace and sorted file ids -> base
@@ -535,12 +536,16 @@ type tempBase struct {
 // reused for new turns, so a turn never searches a base being swept.
 const reuseMargin = 5 * time.Minute
 
-func (a *chatAttachments) Attach(ctx context.Context, ws string, ids []string) (context.Context, []llm.Part, error) {
+// NewAttachments returns the chat attachments of the uploads of k.
+func NewAttachments(k *kb.Service) *Attachments { return &Attachments{kbs: k} }
+
+// Attach implements openaiapi.Attachments.
+func (a *Attachments) Attach(ctx context.Context, ws string, ids []string) (context.Context, []llm.Part, error) {
 	var (
 		images []llm.Part
 		docs   []store.Upload
 	)
-	kbs := a.s.opts.Knowledge
+	kbs := a.kbs
 	missing := func(i int, id string, err error) error {
 		if errors.Is(err, store.ErrNotFound) {
 			return apierr.BadRequest("files", fmt.Sprintf("file %d (%q) does not exist or has expired: upload it again with POST /api/upload (uploads are kept for %v)", i+1, id, UploadTTL))
@@ -589,7 +594,7 @@ func (a *chatAttachments) Attach(ctx context.Context, ws string, ids []string) (
 	if ok && now.Before(b.expires.Add(-reuseMargin)) {
 		return rag.WithKnowledgeBases(ctx, b.id), images, nil
 	}
-	base, err := a.s.opts.Knowledge.CreateTemporary(ctx, ws)
+	base, err := kbs.CreateTemporary(ctx, ws)
 	if err != nil {
 		return ctx, nil, err
 	}
@@ -598,7 +603,7 @@ func (a *chatAttachments) Attach(ctx context.Context, ws string, ids []string) (
 		if d, err = kbs.Upload(ctx, ws, id); err != nil {
 			return ctx, nil, missing(slices.Index(ids, id), id, err)
 		}
-		if _, err := a.s.opts.Knowledge.Ingest(ctx, base, d.Name, d.Data); err != nil {
+		if _, err := kbs.Ingest(ctx, base, d.Name, d.Data); err != nil {
 			// The half-filled base expires on its own; say which file.
 			if errors.Is(err, store.ErrInvalid) || errors.Is(err, extract.ErrUnsupported) || errors.Is(err, extract.ErrTooLarge) || errors.Is(err, extract.ErrZipBomb) || errors.Is(err, extract.ErrTimeout) {
 				return ctx, nil, apierr.BadRequest("files", fmt.Sprintf("file %q cannot be read: %v", d.Name, err))

@@ -58,6 +58,11 @@ type Options struct {
 	// Knowledge serves knowledge bases, uploads and chat attachments; nil
 	// leaves /api/kbs and /api/upload answering 503.
 	Knowledge *kb.Service
+	// Attachments resolves the files of /v1 and /api/chat; give the same
+	// value to the other chat surfaces (aguiserver.Options.Attachments)
+	// so they share temporary bases. Default with Knowledge:
+	// NewAttachments(Knowledge).
+	Attachments *Attachments
 	// EnqueueIngest queues an ingest job (store.IngestJob) for a worker.
 	// Required with Knowledge.
 	EnqueueIngest func(ctx context.Context, workspaceID, jobID string) error
@@ -115,7 +120,7 @@ type Server struct {
 	runner  *run.Runner
 	// attach is the chat attachments of /v1 and /api/chat; nil without
 	// knowledge search.
-	attach *chatAttachments
+	attach *Attachments
 }
 
 // New returns the API handler for p.
@@ -155,7 +160,10 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	oa := &openaiapi.Options{MaxBodyBytes: s.opts.MaxBodyBytes, Logger: s.logger, Runs: s.opts.Runs, Runner: s.runner,
 		Conversations: s.opts.Conversations}
 	if s.opts.Knowledge != nil {
-		s.attach = &chatAttachments{s: s}
+		s.attach = s.opts.Attachments
+		if s.attach == nil {
+			s.attach = NewAttachments(s.opts.Knowledge)
+		}
 		oa.Attachments = s.attach
 	}
 	s.routes = append(s.routes, openaiapi.New(p, oa).Routes()...)

@@ -17,9 +17,17 @@
 // (pendingToolCallIds); the front end runs the tool and starts the next
 // run with its result as a tool message.
 //
-// The input's context entries reach the model as one system message;
-// state and forwardedProps are accepted and not used, and a run is never
-// interrupted, so resume must be empty. With Options.Conversations the
+// The input's context entries reach the model as one system message.
+// forwardedProps.fileId (or a list, forwardedProps.fileIds) attaches
+// uploads of POST /api/upload through Options.Attachments, the pipeline
+// of /v1's files: documents become the run's searchable context, images
+// join the last user message; an unknown or expired id is a 400. When
+// retrieval gave the model passages, a CUSTOM event named "citations"
+// comes before RUN_FINISHED, its value {"citations": [{n, source, label,
+// kb, page, heading, start, end, score, text}]}: what the answer's [n]
+// refer to, each with the passage's text, so a front end can show it.
+// state is accepted and not used, and an agent run is never interrupted,
+// so resume must be empty. With Options.Conversations the
 // threadId names a stored conversation of the caller's (external ref
 // "agui:<threadId>", created on first use, listed by GET
 // /api/conversations), as X-OpenWebUI-Chat-Id does on /v1: the client
@@ -59,6 +67,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/rag"
 	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
@@ -76,6 +85,11 @@ type Options struct {
 	// Runs runs the workflows of POST /agui/workflows/{name}. Default
 	// nil: that route answers 503 workflows_not_configured.
 	Runs *controlplane.Service
+	// Attachments resolves the uploads a run names in
+	// forwardedProps.fileId / fileIds, as on /v1 (server.NewAttachments).
+	// Default nil: such a run is a 400 saying attachments are not
+	// available.
+	Attachments openaiapi.Attachments
 	// MaxBodyBytes caps a request. Default 8 MiB.
 	MaxBodyBytes int64
 	// KeepAlive is how often a quiet stream (a long model call, a slow
@@ -91,6 +105,7 @@ type Server struct {
 	runner         *run.Runner
 	conv           *memory.Conversations
 	runs           *controlplane.Service
+	attach         openaiapi.Attachments
 	maxBody        int64
 	keepAliveEvery time.Duration
 	logger         *slog.Logger
@@ -105,7 +120,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	if opts != nil {
 		o = *opts
 	}
-	s := &Server{runner: o.Runner, conv: o.Conversations, runs: o.Runs, maxBody: o.MaxBodyBytes, keepAliveEvery: o.KeepAlive, logger: o.Logger}
+	s := &Server{runner: o.Runner, conv: o.Conversations, runs: o.Runs, attach: o.Attachments, maxBody: o.MaxBodyBytes, keepAliveEvery: o.KeepAlive, logger: o.Logger}
 	if s.runner == nil {
 		s.runner = run.New(p, nil)
 	}
@@ -180,8 +195,21 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 		// Bound again in the thread: its history and its memory tools.
 		a = a.InConversation(cv.ID, true)
 	}
-	events := a.Run(ctx, agent.Input{Messages: in.Messages, ClientTools: in.Tools, User: caller.EndUser})
-	s.stream(ctx, w, in, events)
+	msgs := in.Messages
+	if len(in.FileIDs) > 0 {
+		// The same attachment pipeline as /v1: documents become this
+		// run's searchable context, images join the last user message.
+		if ctx, msgs, err = openaiapi.AttachFiles(ctx, s.attach, pr.WorkspaceID, in.FileIDs, msgs); err != nil {
+			a.Refused(err)
+			s.failEarly(w, pr, name, err)
+			return
+		}
+	}
+	// The collector keeps the passages retrieval gave the model, sent as
+	// the "citations" CUSTOM event before RUN_FINISHED.
+	ctx, col := rag.WithCollector(ctx)
+	events := a.Run(ctx, agent.Input{Messages: msgs, ClientTools: in.Tools, User: caller.EndUser})
+	s.stream(ctx, w, in, events, col)
 }
 
 // failEarly answers an error before the stream began.
@@ -212,8 +240,9 @@ func toAPIError(err error) *apierr.Error {
 // stream sends the run's events. A quiet run still sends a keep-alive
 // comment every s.keepAliveEvery; a client that goes away cancels ctx, which
 // stops the run, and a failed write stops it too.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, in input, events func(yield func(agent.Event, error) bool)) {
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, in input, events func(yield func(agent.Event, error) bool), col *rag.Collector) {
 	e := newEncoder(w, in.ThreadID, in.RunID)
+	e.cites = col
 	var mu sync.Mutex // serializes the events and the keep-alives on e
 	if err := e.runStarted(in.ParentRunID); err != nil {
 		return

@@ -8,6 +8,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/agent"
 	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/llm"
+	"github.com/agentcraftlab/agentcraft/rag"
 )
 
 // AG-UI event types this server sends.
@@ -118,6 +119,41 @@ type encoder struct {
 	callIndex int
 	calls     []string
 	finished  bool
+	// cites holds the passages retrieval gave the model; nil: none.
+	cites *rag.Collector
+}
+
+// citation is one entry of the "citations" CUSTOM event: the passage the
+// answer's [n] refers to, with its text, so a front end can show it
+// without another request.
+type citation struct {
+	N       int     `json:"n"`
+	KB      string  `json:"kb,omitempty"`
+	Source  string  `json:"source"`
+	Label   string  `json:"label"`
+	Page    int     `json:"page,omitempty"`
+	Heading string  `json:"heading,omitempty"`
+	Start   int     `json:"start"`
+	End     int     `json:"end"`
+	Score   float64 `json:"score"`
+	Text    string  `json:"text"`
+}
+
+// citations sends the "citations" CUSTOM event when retrieval gave the
+// model passages: {"citations": [...]}, numbered as the answer cites them.
+func (e *encoder) citations() error {
+	if e.cites == nil {
+		return nil
+	}
+	cs := e.cites.Citations()
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]citation, len(cs))
+	for i, c := range cs {
+		out[i] = citation{N: c.N, KB: c.KB, Source: c.Source, Label: c.Label(), Page: c.Page, Heading: c.Heading, Start: c.Start, End: c.End, Score: c.Score, Text: c.Text}
+	}
+	return e.write(&wireEvent{Type: typeCustom, Name: "citations", Value: map[string]any{"citations": out}})
 }
 
 func newEncoder(w http.ResponseWriter, threadID, runID string) *encoder {
@@ -200,6 +236,9 @@ func (e *encoder) event(ev agent.Event) error {
 		return e.write(&wireEvent{Type: typeCustom, Name: "warning", Value: ev.Text})
 	case agent.EventFinish:
 		if err := e.closeAll(); err != nil {
+			return err
+		}
+		if err := e.citations(); err != nil {
 			return err
 		}
 		e.finished = true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentcraftlab/agentcraft/llm"
@@ -12,9 +13,10 @@ import (
 	"github.com/agentcraftlab/agentcraft/tool"
 )
 
-// runInput is AG-UI's RunAgentInput as this server reads it. state and
-// forwardedProps are accepted and not used: AgentCraft agents keep no
-// shared state with the front end.
+// runInput is AG-UI's RunAgentInput as this server reads it. state is
+// accepted and not used: AgentCraft agents keep no shared state with the
+// front end. forwardedProps may name uploads to attach (fileId, fileIds);
+// its other fields are ignored.
 type runInput struct {
 	ThreadID       string          `json:"threadId"`
 	RunID          string          `json:"runId"`
@@ -77,6 +79,50 @@ type input struct {
 	Messages []llm.Message
 	// Tools are the client's (frontend) tools.
 	Tools []llm.ToolDef
+	// FileIDs are the uploads (POST /api/upload) attached to the run,
+	// from forwardedProps.fileId and forwardedProps.fileIds, without
+	// repeats.
+	FileIDs []string
+}
+
+// forwardedFiles reads the uploads forwardedProps attaches: fileId (one
+// fileId of POST /api/upload) and fileIds (a list of them).
+func forwardedFiles(raw json.RawMessage) ([]string, *apierr.Error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var props map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &props); err != nil {
+		return nil, apierr.BadRequest("forwardedProps", "forwardedProps must be a JSON object, such as {\"fileId\":\"<fileId of POST /api/upload>\"}")
+	}
+	var ids []string
+	add := func(id string) {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	if v, ok := props["fileId"]; ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+		var id string
+		if err := json.Unmarshal(v, &id); err != nil || strings.TrimSpace(id) == "" {
+			return nil, apierr.BadRequest("forwardedProps.fileId", "forwardedProps.fileId must be a non-empty string: the fileId POST /api/upload returned")
+		}
+		add(strings.TrimSpace(id))
+	}
+	if v, ok := props["fileIds"]; ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+		var list []string
+		if err := json.Unmarshal(v, &list); err != nil {
+			return nil, apierr.BadRequest("forwardedProps.fileIds", "forwardedProps.fileIds must be an array of strings: the fileIds POST /api/upload returned")
+		}
+		for i, id := range list {
+			if strings.TrimSpace(id) == "" {
+				param := fmt.Sprintf("forwardedProps.fileIds[%d]", i)
+				return nil, apierr.BadRequest(param, param+" is empty: each entry is a fileId POST /api/upload returned")
+			}
+			add(strings.TrimSpace(id))
+		}
+	}
+	return ids, nil
 }
 
 // decodeInput reads a RunAgentInput. Every refusal is a 400 naming the
@@ -102,6 +148,11 @@ func decodeInput(body []byte) (input, *apierr.Error) {
 		return input{}, apierr.BadRequest("resume", "resume answers interrupts, and this server never interrupts a run: leave resume out, and send a frontend tool's result as a tool message")
 	}
 	out := input{ThreadID: in.ThreadID, RunID: in.RunID, ParentRunID: in.ParentRunID}
+	files, ae := forwardedFiles(in.ForwardedProps)
+	if ae != nil {
+		return input{}, ae
+	}
+	out.FileIDs = files
 	if ctx := contextMessage(in.Context); ctx != nil {
 		out.Messages = append(out.Messages, *ctx)
 	}

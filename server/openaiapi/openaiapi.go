@@ -338,10 +338,11 @@ func (h *Handler) attachFiles(ctx context.Context, workspaceID string, ids []str
 // AttachFiles resolves the uploads ids of a chat through a (nil: the
 // server takes no attachments, a 400): ctx gains their documents as
 // context, images join the last user message. Every chat surface that
-// takes files uses it, so they accept the same attachments.
+// takes files uses it, so they accept the same attachments; its refusals
+// are *apierr.Error, which every surface answers as they are.
 func AttachFiles(ctx context.Context, a Attachments, workspaceID string, ids []string, msgs []llm.Message) (context.Context, []llm.Message, error) {
 	if a == nil {
-		return ctx, nil, badParam("files", "this server does not accept file attachments: knowledge search is not configured")
+		return ctx, nil, apierr.BadRequest("files", "this server does not accept file attachments: knowledge search is not configured")
 	}
 	ctx, images, err := a.Attach(ctx, workspaceID, ids)
 	if err != nil {
@@ -355,7 +356,7 @@ func AttachFiles(ctx context.Context, a Attachments, workspaceID string, ids []s
 			}
 		}
 		if last < 0 {
-			return ctx, nil, badParam("messages", "images are attached but there is no user message to attach them to")
+			return ctx, nil, apierr.BadRequest("messages", "images are attached but there is no user message to attach them to")
 		}
 		msgs = slices.Clone(msgs)
 		m := msgs[last]

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/llm"
@@ -32,6 +33,7 @@ import (
 	agentmemory "github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
+	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
@@ -40,6 +42,8 @@ import (
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 	"github.com/agentcraftlab/agentcraft/tool"
+	"github.com/agentcraftlab/agentcraft/workflow"
+	"github.com/agentcraftlab/agentcraft/workflow/workflowtest"
 )
 
 // Options configure the test server.
@@ -63,6 +67,14 @@ type Options struct {
 	// over an in-memory search engine; ingest jobs run in a goroutine of
 	// the test process as soon as they are queued.
 	Knowledge bool
+	// Workflows gives the server a workflow run service (the engine of
+	// package workflowtest: every node kind but agents, which have no
+	// resolver), serving /api/workflows, /api/runs and
+	// /agui/workflows/{name}; Env.Runs is it. Default: those answer 503.
+	Workflows bool
+	// Embedder gives the knowledge engine vectors, so vector and hybrid
+	// search work; nil: full-text search only.
+	Embedder search.Embedder
 	// MaxUploadBytes caps one upload; default the server's.
 	MaxUploadBytes int64
 	// Builtins configures the built-in tools, such as the egress-policy
@@ -106,6 +118,8 @@ type Env struct {
 	Log *SyncBuffer
 	// Workspace is the default workspace.
 	Workspace store.Workspace
+	// Runs is the workflow run service when Options.Workflows is set.
+	Runs *controlplane.Service
 	// Knowledge is the knowledge service when Options.Knowledge is set.
 	Knowledge *kb.Service
 	// Conversations and Memories are set with Options.Memory.
@@ -165,7 +179,7 @@ func New(t testing.TB, opts *Options) *Env {
 	sopts := &server.Options{Auth: o.Auth, MaxBodyBytes: o.MaxBodyBytes, MaxUploadBytes: o.MaxUploadBytes, Version: "test", Logger: logger, KeyTTL: o.KeyTTL}
 	var jobs sync.WaitGroup
 	if o.Knowledge {
-		eng, err := memory.New(nil)
+		eng, err := memory.New(&memory.Options{Embedder: o.Embedder})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,6 +190,7 @@ func New(t testing.TB, opts *Options) *Env {
 		env.Knowledge = svc
 		popts.Knowledge = svc
 		sopts.Knowledge = svc
+		sopts.Attachments = server.NewAttachments(svc)
 		sopts.EnqueueIngest = func(_ context.Context, workspaceID, jobID string) error {
 			jobs.Go(func() {
 				if err := svc.RunJob(context.Background(), workspaceID, jobID, nil); err != nil {
@@ -239,7 +254,18 @@ func New(t testing.TB, opts *Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	aguiSrv, err := aguiserver.New(p, &aguiserver.Options{Runner: sopts.Runner, Conversations: env.Conversations, MaxBodyBytes: o.MaxBodyBytes, Logger: logger})
+	aopts := &aguiserver.Options{Runner: sopts.Runner, Conversations: env.Conversations, MaxBodyBytes: o.MaxBodyBytes, Logger: logger}
+	if o.Workflows {
+		runs := controlplane.New(st, workflowtest.Engine(t, workflow.Services{Logger: logger}), controlplane.Options{Owner: "test", SingleProcess: true})
+		// Registered before the server's cleanup, so it runs after it:
+		// runs end once no request can start one.
+		t.Cleanup(runs.Wait)
+		env.Runs, sopts.Runs, aopts.Runs = runs, runs, runs
+	}
+	if sopts.Attachments != nil {
+		aopts.Attachments = sopts.Attachments
+	}
+	aguiSrv, err := aguiserver.New(p, aopts)
 	if err != nil {
 		t.Fatal(err)
 	}

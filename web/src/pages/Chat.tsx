@@ -3,10 +3,14 @@ import { HttpAgent, type Message } from '@ag-ui/client'
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react'
 import { useTranslation } from 'react-i18next'
 import { api, apiFetch, apiHeaders, type Conversation, type StoredMessage } from '../api'
+import { AttachButton, AttachmentChips, type Attachment } from '../chat/Attachments'
+import { Citations, PassageDialog, type Citation } from '../chat/citations'
+import { InterruptForm, type Pending } from '../chat/InterruptForm'
 import { useSession } from '../session'
 
 const control = 'rounded border border-slate-500 bg-white px-2 py-1 dark:border-slate-500 dark:bg-slate-900'
 const agentKey = 'agentcraft.chat.agent'
+type Mode = 'agent' | 'workflow'
 const threadPrefix = 'agui:'
 
 interface ToolCall {
@@ -143,6 +147,18 @@ export default function Chat() {
   const [draft, setDraft] = useState('')
   const [running, setRunning] = useState(false)
   const [error, setError] = useState<string | null>(null)
+  // files are the uploads every run of this thread sends
+  // (forwardedProps.fileIds), so later turns still search them.
+  const [files, setFiles] = useState<Attachment[]>([])
+  // cites are each answer's sources, by the id of the turn's user message.
+  const [cites, setCites] = useState<Record<string, Citation[]>>({})
+  const [passage, setPassage] = useState<Citation | null>(null)
+  // mode says whether the thread talks to an agent or runs a workflow
+  // (POST /agui/workflows/{name}); pending is a human node waiting.
+  const [mode, setMode] = useState<Mode>('agent')
+  const [workflows, setWorkflows] = useState<string[] | null>(null)
+  const [workflow, setWorkflow] = useState('')
+  const [pending, setPending] = useState<Pending | null>(null)
   const runner = useRef<HttpAgent | null>(null)
   // The tool calls of this page's earlier turns, by the turn's id: the
   // thread sent again leaves them out (see wireThread), the page keeps
@@ -193,6 +209,7 @@ export default function Chat() {
       })
       .catch((e) => live && setError(t('chat.loadFailed', { message: (e as Error).message })))
     void loadConversations()
+    setWorkflows(null)
     return () => {
       live = false
     }
@@ -202,12 +219,37 @@ export default function Chat() {
     if (agent) localStorage.setItem(agentKey, agent)
   }, [agent])
 
+  // Workflows are listed when asked for: a server without a run service
+  // answers 503, which the chat with agents need not see.
+  useEffect(() => {
+    if (mode !== 'workflow' || workflows !== null) return
+    let live = true
+    api<{ data: { name: string }[] }>('/api/workflows')
+      .then((r) => {
+        if (!live) return
+        const names = r.data.map((w) => w.name)
+        setWorkflows(names)
+        setWorkflow((cur) => (names.includes(cur) ? cur : (names[0] ?? '')))
+      })
+      .catch((e) => {
+        if (!live) return
+        setWorkflows([])
+        setError(t('chat.loadFailed', { message: (e as Error).message }))
+      })
+    return () => {
+      live = false
+    }
+  }, [mode, workflows, t])
+
   const startNew = () => {
     runner.current?.abortRun()
     runner.current = null
     folded.current.clear()
     setThreadId(newThreadId())
     setMessages([])
+    setFiles([])
+    setCites({})
+    setPending(null)
     setError(null)
   }
 
@@ -218,6 +260,8 @@ export default function Chat() {
     try {
       const full = await api<Conversation & { messages: StoredMessage[] }>(`/api/conversations/${encodeURIComponent(c.id)}?limit=500`)
       folded.current.clear()
+      setMode('agent')
+      setPending(null)
       if (c.agent) setAgent(c.agent)
       setThreadId(c.external_ref!.slice(threadPrefix.length))
       setMessages(storedToAGUI(full.messages))
@@ -229,12 +273,14 @@ export default function Chat() {
   const send = async (e?: FormEvent) => {
     e?.preventDefault()
     const text = draft.trim()
-    if (!text || !agent || running) return
+    const target = mode === 'agent' ? agent : workflow
+    if (!text || !target || running || pending) return
+    const agentId = mode + ':' + target
     let a = runner.current
-    if (!a || a.threadId !== threadId || a.agentId !== agent) {
+    if (!a || a.threadId !== threadId || a.agentId !== agentId) {
       a = new HttpAgent({
-        url: `/agui/${encodeURIComponent(agent)}`,
-        agentId: agent,
+        url: mode === 'agent' ? `/agui/${encodeURIComponent(target)}` : `/agui/workflows/${encodeURIComponent(target)}`,
+        agentId,
         threadId,
         initialMessages: messages,
         headers: apiHeaders('POST'),
@@ -245,25 +291,51 @@ export default function Chat() {
     }
     for (const turn of turnsOf(a.messages)) if (turn.calls.length) folded.current.set(turn.id, { calls: turn.calls, results: turn.results })
     a.setMessages(wireThread(a.messages))
-    a.addMessage({ id: crypto.randomUUID(), role: 'user', content: text })
+    const turnID = crypto.randomUUID()
+    a.addMessage({ id: turnID, role: 'user', content: text })
     setMessages([...a.messages])
     setDraft('')
+    await run(a, turnID, { forwardedProps: mode === 'agent' && files.length ? { fileIds: files.map((f) => f.fileId) } : {} })
+    if (mode === 'agent') {
+      const first = turnsOf(a.messages).find((x) => x.user)?.user ?? text
+      void nameThread(threadPrefix + a.threadId, first)
+    }
+  }
+
+  // run runs a once with params, keeping the citations of turnID and the
+  // interrupt a workflow's human node ends the run with.
+  const run = async (a: HttpAgent, turnID: string, params: Parameters<HttpAgent['runAgent']>[0]) => {
     setRunning(true)
     setError(null)
+    setPending(null)
     try {
-      await a.runAgent(
-        {},
-        {
+      await a.runAgent(params, {
+          onRunFinishedEvent: (p) => {
+            if (p.outcome !== 'interrupt') return
+            const it = p.interrupts[0]
+            if (it) setPending({ id: it.id, message: it.message, responseSchema: it.responseSchema as Record<string, unknown> | undefined })
+          },
           onRunErrorEvent: ({ event }) => setError(t('chat.runFailed', { message: event.message })),
+          onCustomEvent: ({ event }) => {
+            if (event.name !== 'citations') return
+            const list = (event.value as { citations?: Citation[] } | undefined)?.citations ?? []
+            setCites((cur) => ({ ...cur, [turnID]: list }))
+          },
         },
       )
     } catch (err) {
       if ((err as Error).name !== 'AbortError') setError(t('chat.runFailed', { message: (err as Error).message }))
     } finally {
       setRunning(false)
-      const first = turnsOf(a.messages).find((x) => x.user)?.user ?? text
-      void nameThread(threadPrefix + a.threadId, first)
     }
+  }
+
+  // answer resumes the waiting human node (or cancels the run).
+  const answer = (status: 'resolved' | 'cancelled', payload?: unknown) => {
+    const a = runner.current
+    if (!a || !pending) return
+    const turnID = turnsOf(a.messages).filter((x) => x.user !== undefined).at(-1)?.id ?? crypto.randomUUID()
+    void run(a, turnID, { resume: [{ interruptId: pending.id, status, ...(status === 'resolved' ? { payload } : {}) }] })
   }
 
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
@@ -282,17 +354,46 @@ export default function Chat() {
   return (
     <div className="flex h-full">
       <aside aria-label={t('chat.conversations')} className="flex w-64 shrink-0 flex-col gap-2 border-r border-slate-200 p-3 dark:border-slate-800">
-        <label className="text-sm">
-          {t('chat.agent')}
-          <select className={control + ' mt-1 w-full'} value={agent} onChange={(e) => { setAgent(e.target.value); startNew() }} disabled={!agents?.length}>
-            {agents?.map((n) => (
-              <option key={n} value={n}>
-                {n}
-              </option>
+        <fieldset className="text-sm">
+          <legend className="mb-1">{t('chat.talkTo')}</legend>
+          <div className="flex gap-3">
+            {(['agent', 'workflow'] as const).map((m) => (
+              <label key={m} className="flex items-center gap-1">
+                <input type="radio" name="chat-mode" value={m} checked={mode === m} onChange={() => { setMode(m); startNew() }} />
+                {t(m === 'agent' ? 'chat.modeAgent' : 'chat.modeWorkflow')}
+              </label>
             ))}
-          </select>
-        </label>
-        {agents?.length === 0 && <p className="text-sm text-slate-600 dark:text-slate-400">{t('chat.noAgents')}</p>}
+          </div>
+        </fieldset>
+        {mode === 'agent' ? (
+          <>
+            <label className="text-sm">
+              {t('chat.agent')}
+              <select className={control + ' mt-1 w-full'} value={agent} onChange={(e) => { setAgent(e.target.value); startNew() }} disabled={!agents?.length}>
+                {agents?.map((n) => (
+                  <option key={n} value={n}>
+                    {n}
+                  </option>
+                ))}
+              </select>
+            </label>
+            {agents?.length === 0 && <p className="text-sm text-slate-600 dark:text-slate-400">{t('chat.noAgents')}</p>}
+          </>
+        ) : (
+          <>
+            <label className="text-sm">
+              {t('chat.workflow')}
+              <select className={control + ' mt-1 w-full'} value={workflow} onChange={(e) => { setWorkflow(e.target.value); startNew() }} disabled={!workflows?.length}>
+                {workflows?.map((n) => (
+                  <option key={n} value={n}>
+                    {n}
+                  </option>
+                ))}
+              </select>
+            </label>
+            {workflows?.length === 0 && <p className="text-sm text-slate-600 dark:text-slate-400">{t('chat.noWorkflows')}</p>}
+          </>
+        )}
         <button type="button" className={control} onClick={startNew}>
           {t('chat.newConversation')}
         </button>
@@ -334,6 +435,7 @@ export default function Chat() {
                 <article aria-label={t('chat.assistant')} className="max-w-[75%] rounded-lg bg-slate-100 px-3 py-2 dark:bg-slate-800">
                   <p className="whitespace-pre-wrap">{turn.answer}</p>
                   <ToolCalls turn={turn} />
+                  <Citations cites={cites[turn.id] ?? []} onOpen={setPassage} />
                 </article>
               )}
             </li>
@@ -349,7 +451,16 @@ export default function Chat() {
             {error}
           </p>
         )}
-        <form onSubmit={send} className="flex gap-2 border-t border-slate-200 p-3 dark:border-slate-800">
+        {pending && <InterruptForm key={pending.id} pending={pending} busy={running} onAnswer={(p) => answer('resolved', p)} onCancel={() => answer('cancelled')} />}
+        <PassageDialog cite={passage} onClose={() => setPassage(null)} />
+        <div className="border-t border-slate-200 dark:border-slate-800">
+        <AttachmentChips files={files} onRemove={(id) => setFiles((cur) => cur.filter((f) => f.fileId !== id))} />
+        <form onSubmit={send} className="flex gap-2 p-3">
+          {mode === 'agent' && <AttachButton
+            disabled={running}
+            onAttached={(f) => setFiles((cur) => (cur.some((x) => x.fileId === f.fileId) ? cur : [...cur, f]))}
+            onError={setError}
+          />}
           <label className="sr-only" htmlFor="chat-message">
             {t('chat.message')}
           </label>
@@ -366,11 +477,12 @@ export default function Chat() {
               {t('chat.stop')}
             </button>
           ) : (
-            <button type="submit" className="rounded bg-indigo-600 px-4 py-1 font-medium text-white disabled:opacity-60" disabled={!agent || !draft.trim()}>
+            <button type="submit" className="rounded bg-indigo-600 px-4 py-1 font-medium text-white disabled:opacity-60" disabled={!(mode === 'agent' ? agent : workflow) || !draft.trim() || !!pending}>
               {t('chat.send')}
             </button>
           )}
         </form>
+        </div>
       </section>
     </div>
   )

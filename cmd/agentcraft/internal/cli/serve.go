@@ -231,12 +231,20 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	}
 	stopSweep := sweepSessions(si.ids, sessionSweepInterval, logger)
 	defer stopSweep()
-	aguiSrv, err := aguiserver.New(stk.p, &aguiserver.Options{Runner: stk.runner, Conversations: stk.conversations, Runs: wf.runs, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: logger})
+	// One attachments value for /v1, /api/chat and AG-UI: they share the
+	// temporary bases of a chat's files.
+	var attach *server.Attachments
+	aopts := &aguiserver.Options{Runner: stk.runner, Conversations: stk.conversations, Runs: wf.runs, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: logger}
+	if stk.knowledge != nil {
+		attach = server.NewAttachments(stk.knowledge)
+		aopts.Attachments = attach
+	}
+	aguiSrv, err := aguiserver.New(stk.p, aopts)
 	if err != nil {
 		return err
 	}
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
-		Runs: wf.runs, Knowledge: stk.knowledge, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories,
+		Runs: wf.runs, Knowledge: stk.knowledge, Attachments: attach, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories,
 		Mounts:   slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts(), aguiSrv.Mounts()),
 		Identity: si.ids, OIDC: si.oidc, SecureCookies: cfg.Auth.SecureCookies, Studio: studio.Handler()})
 	if err != nil {
