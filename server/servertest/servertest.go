@@ -24,6 +24,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/controlplane"
+	"github.com/agentcraftlab/agentcraft/workflow"
+	"github.com/agentcraftlab/agentcraft/workflow/nodes"
+
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/llm"
@@ -89,6 +93,10 @@ type Options struct {
 	// Studio is the server's Options.Studio (server/studio's Handler for
 	// browser tests); nil: unknown paths answer JSON 404s.
 	Studio http.Handler
+	// Workflows turns on workflows and runs (/api/workflows, /api/runs)
+	// with the built-in node kinds, whose agent nodes run the platform's
+	// agents and models; runs execute in goroutines of the test process.
+	Workflows bool
 }
 
 // Env is a running server.
@@ -118,6 +126,8 @@ type Env struct {
 	// when Options.Memory is set); tests that mount a surface of their
 	// own, such as /mcp, hand it to that surface.
 	Runner *run.Runner
+	// Runs is the workflow run service with Options.Workflows.
+	Runs *controlplane.Service
 }
 
 // New starts a server and registers its shutdown with t.Cleanup.
@@ -245,6 +255,15 @@ func New(t testing.TB, opts *Options) *Env {
 	}
 	sopts.Mounts = append(a2aSrv.Mounts(), aguiSrv.Mounts()...)
 	sopts.Studio = o.Studio
+	if o.Workflows {
+		reg := workflow.NewRegistry()
+		if err := nodes.RegisterBuiltins(reg); err != nil {
+			t.Fatal(err)
+		}
+		eng := workflow.NewEngine(reg, workflow.Services{Agents: sopts.Runner.WorkflowAgents("test"), Logger: logger}, nil)
+		env.Runs = controlplane.New(st, eng, controlplane.Options{Owner: "test", SingleProcess: true, Logger: logger, Audit: p.RecordAudit})
+		sopts.Runs = env.Runs
+	}
 	srv, err := server.New(p, sopts)
 	if err != nil {
 		t.Fatal(err)
@@ -257,6 +276,9 @@ func New(t testing.TB, opts *Options) *Env {
 		hs.CloseClientConnections()
 		hs.Close()
 		a2aSrv.Stop()
+		if env.Runs != nil {
+			env.Runs.Wait() // runs end before the store closes
+		}
 		srv.Stop()
 		jobs.Wait()
 		p.Stop()
