@@ -18,8 +18,8 @@ import (
 // control takes focus.
 const interactiveBudget = 1500.0 // ms
 
-// reviewFlow is a small workflow with an agent, a human and a code node.
-const reviewFlow = `{"name":"review","nodes":[{"id":"start","type":"start"},
+// pagesFlow is a small workflow with an agent, a human and a code node.
+const pagesFlow = `{"name":"review","nodes":[{"id":"start","type":"start"},
 {"id":"draft","type":"agent","config":{"model":"fake/m","prompt":"Draft: {{input}}"}},
 {"id":"ask","type":"human","config":{"prompt":"Publish {{nodes.draft.output}}?","form_schema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}},
 {"id":"final","type":"code","config":{"mode":"template","template":"{{nodes.draft.output}} / {{nodes.ask.output.ok}}"}},
@@ -78,10 +78,11 @@ func TestEveryPage(t *testing.T) {
 		// full server.
 		Memory:    true,
 		Knowledge: true,
+		Workflows: true,
 	})
 	// Data for the pages to show, so that lists link to their subpages
 	// (the Studio's canvas of this workflow).
-	if _, err := env.Store.Workflows().Create(t.Context(), store.Workflow{WorkspaceID: env.Workspace.ID, Name: "review", Definition: json.RawMessage(reviewFlow)}); err != nil {
+	if _, err := env.Store.Workflows().Create(t.Context(), store.Workflow{WorkspaceID: env.Workspace.ID, Name: "review", Definition: json.RawMessage(pagesFlow)}); err != nil {
 		t.Fatal(err)
 	}
 	res := env.browse(t, everyPageScript, nil)

@@ -43,7 +43,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 	"github.com/agentcraftlab/agentcraft/tool"
 	"github.com/agentcraftlab/agentcraft/workflow"
-	"github.com/agentcraftlab/agentcraft/workflow/workflowtest"
+	"github.com/agentcraftlab/agentcraft/workflow/nodes"
 )
 
 // Options configure the test server.
@@ -67,10 +67,11 @@ type Options struct {
 	// over an in-memory search engine; ingest jobs run in a goroutine of
 	// the test process as soon as they are queued.
 	Knowledge bool
-	// Workflows gives the server a workflow run service (the engine of
-	// package workflowtest: every node kind but agents, which have no
-	// resolver), serving /api/workflows, /api/runs and
-	// /agui/workflows/{name}; Env.Runs is it. Default: those answer 503.
+	// Workflows gives the server a workflow run service with the built-in
+	// node kinds, whose agent nodes run the platform's agents and models,
+	// serving /api/workflows, /api/runs and /agui/workflows/{name}; runs
+	// execute in goroutines of the test process; Env.Runs is it. Default:
+	// those answer 503.
 	Workflows bool
 	// Embedder gives the knowledge engine vectors, so vector and hybrid
 	// search work; nil: full-text search only.
@@ -256,7 +257,12 @@ func New(t testing.TB, opts *Options) *Env {
 	}
 	aopts := &aguiserver.Options{Runner: sopts.Runner, Conversations: env.Conversations, MaxBodyBytes: o.MaxBodyBytes, Logger: logger}
 	if o.Workflows {
-		runs := controlplane.New(st, workflowtest.Engine(t, workflow.Services{Logger: logger}), controlplane.Options{Owner: "test", SingleProcess: true})
+		reg := workflow.NewRegistry()
+		if err := nodes.RegisterBuiltins(reg); err != nil {
+			t.Fatal(err)
+		}
+		eng := workflow.NewEngine(reg, workflow.Services{Agents: sopts.Runner.WorkflowAgents("test"), HTTP: http.DefaultClient, Logger: logger}, nil)
+		runs := controlplane.New(st, eng, controlplane.Options{Owner: "test", SingleProcess: true, Logger: logger, Audit: p.RecordAudit})
 		// Registered before the server's cleanup, so it runs after it:
 		// runs end once no request can start one.
 		t.Cleanup(runs.Wait)
@@ -283,6 +289,9 @@ func New(t testing.TB, opts *Options) *Env {
 		hs.CloseClientConnections()
 		hs.Close()
 		a2aSrv.Stop()
+		if env.Runs != nil {
+			env.Runs.Wait() // runs end before the store closes
+		}
 		srv.Stop()
 		jobs.Wait()
 		p.Stop()

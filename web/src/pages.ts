@@ -14,4 +14,5 @@ export interface Page {
 export const pages: Page[] = [
   { path: '/chat', navKey: 'chat.nav', component: lazy(() => import('./pages/Chat')) },
   { path: '/knowledge', navKey: 'knowledge.nav', component: lazy(() => import('./pages/Knowledge')) },
+  { path: '/runs', navKey: 'runs.nav', component: lazy(() => import('./pages/Runs')) },
 ]
