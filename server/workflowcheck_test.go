@@ -87,7 +87,7 @@ func TestWorkflowCheck(t *testing.T) {
 
 	// Nothing was stored.
 	var list struct {
-		Workflows []json.RawMessage `json:"workflows"`
+		Workflows []json.RawMessage `json:"data"`
 	}
 	e.c.json("GET", "/api/workflows", "", http.StatusOK, &list)
 	if len(list.Workflows) != 0 {

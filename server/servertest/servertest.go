@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/llm"
@@ -40,6 +41,8 @@ import (
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 	"github.com/agentcraftlab/agentcraft/tool"
+	"github.com/agentcraftlab/agentcraft/workflow"
+	"github.com/agentcraftlab/agentcraft/workflow/nodes"
 )
 
 // Options configure the test server.
@@ -75,6 +78,10 @@ type Options struct {
 	// Memory turns on conversations and memory (package memory) over an
 	// in-memory search engine, for the runner and the API alike.
 	Memory bool
+	// Workflows turns on the workflow API (Options.Runs) over the built-in
+	// node kinds, so workflows can be stored, versioned and checked. Runs
+	// start in the test process; agent nodes fail, having no resolver.
+	Workflows bool
 	// HistoryTokens is the conversations' default history budget; 0 is
 	// package memory's.
 	HistoryTokens int
@@ -245,6 +252,16 @@ func New(t testing.TB, opts *Options) *Env {
 	}
 	sopts.Mounts = append(a2aSrv.Mounts(), aguiSrv.Mounts()...)
 	sopts.Studio = o.Studio
+	var runs *controlplane.Service
+	if o.Workflows {
+		reg := workflow.NewRegistry()
+		if err := nodes.RegisterBuiltins(reg); err != nil {
+			t.Fatal(err)
+		}
+		eng := workflow.NewEngine(reg, workflow.Services{HTTP: http.DefaultClient}, nil)
+		runs = controlplane.New(st, eng, controlplane.Options{Audit: p.RecordAudit, Logger: logger})
+		sopts.Runs = runs
+	}
 	srv, err := server.New(p, sopts)
 	if err != nil {
 		t.Fatal(err)
@@ -257,6 +274,9 @@ func New(t testing.TB, opts *Options) *Env {
 		hs.CloseClientConnections()
 		hs.Close()
 		a2aSrv.Stop()
+		if runs != nil {
+			runs.Wait() // runs end before the store closes
+		}
 		srv.Stop()
 		jobs.Wait()
 		p.Stop()

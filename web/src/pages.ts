@@ -11,4 +11,7 @@ export interface Page {
 // The built pages, in nav order. Each loads on first visit, so the initial
 // bundle stays small as pages are added (the workflow canvas with
 // @xyflow/react will be one more entry here, at /studio).
-export const pages: Page[] = [{ path: '/chat', navKey: 'chat.nav', component: lazy(() => import('./pages/Chat')) }]
+export const pages: Page[] = [
+  { path: '/chat', navKey: 'chat.nav', component: lazy(() => import('./pages/Chat')) },
+  { path: '/studio', navKey: 'studio.nav', component: lazy(() => import('./pages/Studio')) },
+]
