@@ -60,6 +60,18 @@ interface Snapshot {
 
 const checkDelay = 400
 
+// useDark follows the theme class on <html>, so the canvas switches with the
+// rest of the page.
+function useDark(): boolean {
+  const [dark, setDark] = useState(() => document.documentElement.classList.contains('dark'))
+  useEffect(() => {
+    const o = new MutationObserver(() => setDark(document.documentElement.classList.contains('dark')))
+    o.observe(document.documentElement, { attributes: true, attributeFilter: ['class'] })
+    return () => o.disconnect()
+  }, [])
+  return dark
+}
+
 function download(name: string, type: string, text: string) {
   const url = URL.createObjectURL(new Blob([text], { type }))
   const a = document.createElement('a')
@@ -96,6 +108,7 @@ function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDes
   const [error, setError] = useState<unknown>()
   const [notice, setNotice] = useState('')
   const history = useHistory<Snapshot>()
+  const dark = useDark()
   const clipboard = useRef<Snapshot | undefined>(undefined)
   const fileInput = useRef<HTMLInputElement>(null)
   const byKind = useMemo(() => new Map(kinds.map((k) => [k.kind, k])), [kinds])
@@ -405,7 +418,7 @@ function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDes
             onlyRenderVisibleElements
             fitView
             minZoom={0.1}
-            colorMode={document.documentElement.classList.contains('dark') ? 'dark' : 'light'}
+            colorMode={dark ? 'dark' : 'light'}
           >
             <Background />
             <Controls />
