@@ -51,6 +51,8 @@ func (s *Server) registerWorkflows() {
 		{"POST /api/runs/{id}/rerun", identity.PermRun, s.rerunRun},
 		{"GET /api/runs/{id}/events", identity.PermRead, s.runEvents},
 		{"GET /api/node-kinds", identity.PermRead, s.listNodeKinds},
+		{"POST /api/workflows/check", identity.PermRead, s.checkWorkflow},
+		{"POST /api/workflows/yaml", identity.PermRead, s.workflowYAML},
 	}
 	for _, rt := range routes {
 		s.handle(rt.pattern, rt.perm, s.needRuns(rt.h))
@@ -120,6 +122,32 @@ var definitionFields = []string{"name", "description", "version", "nodes", "edge
 // readDefinition reads a definition from the body: JSON, or YAML when the
 // Content-Type says so. It answers the error itself and returns ok false.
 func (s *Server) readDefinition(w http.ResponseWriter, r *http.Request) (*workflow.Definition, bool) {
+	def, src, ok := s.parseDefinitionBody(w, r)
+	if !ok {
+		return nil, false
+	}
+	probs, err := s.definitionProblems(r, def, src)
+	if err != nil {
+		workflowError(w, err)
+		return nil, false
+	}
+	if len(probs) > 0 {
+		invalidWorkflow(w, probs)
+		return nil, false
+	}
+	return def, true
+}
+
+// definitionSource is the body a definition was parsed from.
+type definitionSource struct {
+	body   []byte
+	isYAML bool
+}
+
+// parseDefinitionBody reads and parses the body (JSON, or YAML when the
+// Content-Type says so) without judging the definition. It answers the
+// error itself and returns ok false.
+func (s *Server) parseDefinitionBody(w http.ResponseWriter, r *http.Request) (*workflow.Definition, definitionSource, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -128,7 +156,7 @@ func (s *Server) readDefinition(w http.ResponseWriter, r *http.Request) (*workfl
 		} else {
 			apierr.Write(w, apierr.BadRequest("", "read request body: "+err.Error()))
 		}
-		return nil, false
+		return nil, definitionSource{}, false
 	}
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	isYAML := ct == "application/yaml" || ct == "text/yaml" || ct == "application/x-yaml"
@@ -136,10 +164,10 @@ func (s *Server) readDefinition(w http.ResponseWriter, r *http.Request) (*workfl
 	switch {
 	case len(trimmed) == 0:
 		apierr.Write(w, apierr.BadRequest("", "request body is empty: send a workflow definition as JSON, or as YAML with Content-Type: application/yaml"))
-		return nil, false
+		return nil, definitionSource{}, false
 	case !isYAML && trimmed[0] != '{':
 		apierr.Write(w, apierr.BadRequest("", "request body is not a JSON object: send the definition as JSON, or set Content-Type: application/yaml to send YAML"))
-		return nil, false
+		return nil, definitionSource{}, false
 	}
 	def, err := workflow.Parse(trimmed)
 	if err != nil {
@@ -148,15 +176,23 @@ func (s *Server) readDefinition(w http.ResponseWriter, r *http.Request) (*workfl
 		} else {
 			apierr.Write(w, apierr.BadRequest("", err.Error()))
 		}
-		return nil, false
+		return nil, definitionSource{}, false
 	}
+	return def, definitionSource{body: trimmed, isYAML: isYAML}, true
+}
+
+// definitionProblems lists everything that keeps def from being saved in
+// the request's workspace: unknown top-level fields of src, validation,
+// the server's ceilings and agents the workspace lacks. The error is one
+// of reading the workspace's agents or of preparing, not a problem.
+func (s *Server) definitionProblems(r *http.Request, def *workflow.Definition, src definitionSource) ([]workflow.Problem, error) {
 	// A misspelt top-level field ("egdes") would otherwise be dropped
 	// silently and the workflow saved without it.
 	var top map[string]any
-	if isYAML && trimmed[0] != '{' {
-		_ = yaml.Unmarshal(trimmed, &top)
+	if src.isYAML && src.body[0] != '{' {
+		_ = yaml.Unmarshal(src.body, &top)
 	} else {
-		_ = json.Unmarshal(trimmed, &top)
+		_ = json.Unmarshal(src.body, &top)
 	}
 	var probs []workflow.Problem
 	for k := range top {
@@ -171,8 +207,7 @@ func (s *Server) readDefinition(w http.ResponseWriter, r *http.Request) (*workfl
 	if _, err := s.opts.Runs.Engine().Prepare(def); err != nil {
 		var inv *workflow.InvalidError
 		if !errors.As(err, &inv) {
-			workflowError(w, err)
-			return nil, false
+			return nil, err
 		}
 		probs = append(probs, inv.Problems...)
 	}
@@ -181,19 +216,14 @@ func (s *Server) readDefinition(w http.ResponseWriter, r *http.Request) (*workfl
 	// it lacks would be saved and fail only when a run reaches it.
 	agents, err := s.p.Agents(r.Context(), workspace(r))
 	if err != nil {
-		storeError(w, err)
-		return nil, false
+		return nil, err
 	}
 	names := make([]string, len(agents))
 	for i, a := range agents {
 		names[i] = a.Name
 	}
 	probs = append(probs, workflow.CheckAgents(def, s.opts.Runs.Engine().Registry(), names)...)
-	if len(probs) > 0 {
-		invalidWorkflow(w, probs)
-		return nil, false
-	}
-	return def, true
+	return probs, nil
 }
 
 func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {

@@ -13,6 +13,7 @@ export interface Page {
 // @xyflow/react will be one more entry here, at /studio).
 export const pages: Page[] = [
   { path: '/chat', navKey: 'chat.nav', component: lazy(() => import('./pages/Chat')) },
-  { path: '/knowledge', navKey: 'knowledge.nav', component: lazy(() => import('./pages/Knowledge')) },
+  { path: '/studio', navKey: 'studio.nav', component: lazy(() => import('./pages/Studio')) },
   { path: '/runs', navKey: 'runs.nav', component: lazy(() => import('./pages/Runs')) },
+  { path: '/knowledge', navKey: 'knowledge.nav', component: lazy(() => import('./pages/Knowledge')) },
 ]
