@@ -242,18 +242,17 @@ await status.selectOption('')
 await page.getByRole('combobox', { name: 'Workflow' }).selectOption({ label: 'memo review' }); await count('workflow', 3)
 step('filters: ' + JSON.stringify(rows))
 // Japanese: the list and a run, with no English catalogue text left
-// (kind titles come from the server in English).
+// (node kind titles included: the catalogue translates them).
 await page.getByRole('combobox', { name: 'Language' }).selectOption('ja')
 await page.getByRole('table', { name: '実行の一覧（新しい順）' }).waitFor()
 await shot('runs-light-ja')
-const kindTitles = ['Agent', 'Contract', 'Human input', 'Start', 'End']
-let left = (await englishLeft()).filter((s) => !kindTitles.includes(s))
+let left = await englishLeft()
 if (left.length) throw new Error('English left on the Japanese runs list: ' + left.join(' | '))
 await page.goto(url + '/runs/' + rerunID)
-await page.getByRole('group', { name: 'Polish（Agent）' }).filter({ hasText: '完了' }).waitFor()
-await page.getByRole('group', { name: 'Draft（Agent）' }).filter({ hasText: '再利用' }).waitFor()
+await page.getByRole('group', { name: 'Polish（エージェント）' }).filter({ hasText: '完了' }).waitFor()
+await page.getByRole('group', { name: 'Draft（エージェント）' }).filter({ hasText: '再利用' }).waitFor()
 await shot('run-light-ja')
-left = (await englishLeft()).filter((s) => !kindTitles.includes(s))
+left = await englishLeft()
 if (left.length) throw new Error('English left on the Japanese run view: ' + left.join(' | '))
 step('日本語: list and run view translated')
 result = { first: run.id, rerun: rerunID, canceled: third.id, draftSeen, polishSeen, rows }

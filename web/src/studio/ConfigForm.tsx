@@ -5,6 +5,7 @@ import { useEffect, useState } from 'react'
 import { useTranslation } from 'react-i18next'
 import { Button, Field, Select, TextArea, TextInput } from '../components/ui'
 import type { JSONSchema, KindDescription, WorkflowNode } from '../workflow/types'
+import { kindTitle } from '../workflow/kinds'
 
 const longKeys = new Set(['prompt', 'script', 'template', 'expression', 'instructions', 'body', 'code', 'system'])
 
@@ -195,7 +196,7 @@ export function ConfigForm({ node, kind, onChange }: { node: WorkflowNode; kind?
   return (
     <form aria-label={t('studio.form.title', { name: node.name || node.id })} onSubmit={(e) => e.preventDefault()}>
       <p className="mb-2 text-xs text-slate-600 dark:text-slate-400">
-        {t('studio.form.kindLine', { kind: kind?.title ?? node.type, id: node.id })}
+        {t('studio.form.kindLine', { kind: kindTitle(t, kind, node.type), id: node.id })}
       </p>
       {kind?.description && <p className="mb-3 text-xs text-slate-600 dark:text-slate-400">{kind.description}</p>}
       <Field label={t('studio.form.name')}>

@@ -2,6 +2,7 @@
 // Enter (or click) to add it beside the others.
 import { useTranslation } from 'react-i18next'
 import type { KindDescription } from '../workflow/types'
+import { kindDescription, kindTitle } from '../workflow/kinds'
 
 export const kindMime = 'application/x-agentcraft-kind'
 
@@ -27,8 +28,10 @@ export function Palette({ kinds, onAdd }: { kinds: KindDescription[]; onAdd: (ki
                     type="button"
                     draggable={!off}
                     disabled={off}
-                    title={off ? k.unavailable : k.description}
-                    aria-label={off ? t('studio.kindUnavailable', { kind: k.title, reason: k.unavailable ?? '' }) : t('studio.addKind', { kind: k.title })}
+                    title={off ? k.unavailable : kindDescription(t, k)}
+                    // A kind that cannot run is named by what it shows (its title and
+                    // "unavailable"), its reason in the tooltip.
+                    aria-label={off ? undefined : t('studio.addKind', { kind: kindTitle(t, k, k.kind) })}
                     onDragStart={(e) => {
                       e.dataTransfer.setData(kindMime, k.kind)
                       e.dataTransfer.effectAllowed = 'copy'
@@ -36,7 +39,7 @@ export function Palette({ kinds, onAdd }: { kinds: KindDescription[]; onAdd: (ki
                     onClick={() => onAdd(k.kind)}
                     className="w-full cursor-grab rounded border border-slate-300 bg-white px-2 py-1 text-left hover:bg-slate-100 disabled:cursor-not-allowed disabled:opacity-60 dark:border-slate-600 dark:bg-slate-900 dark:hover:bg-slate-800"
                   >
-                    {k.title}
+                    {kindTitle(t, k, k.kind)}
                     {off && <span className="block text-xs text-slate-600 dark:text-slate-400">{t('studio.unavailable')}</span>}
                   </button>
                 </li>

@@ -2,6 +2,7 @@ import { Handle, Position, type NodeProps } from '@xyflow/react'
 import { memo } from 'react'
 import { useTranslation } from 'react-i18next'
 import { hasInput, hasOutput, outputHandles, type FlowNode } from './graph'
+import { kindTitle } from './kinds'
 
 // Colours of a node's run status; the text of the status is shown too, so
 // colour is never the only sign.
@@ -29,12 +30,12 @@ function NodeCardImpl({ data, selected }: NodeProps<FlowNode>) {
   return (
     <div
       role="group"
-      aria-label={t('workflow.nodeLabel', { name: label, kind: kind?.title ?? node.type })}
+      aria-label={t('workflow.nodeLabel', { name: label, kind: kindTitle(t, kind, node.type) })}
       className={`min-w-40 max-w-56 rounded-md border-2 bg-white px-3 py-2 text-xs text-slate-900 shadow-sm dark:bg-slate-900 dark:text-slate-100 ${border} ${selected ? 'outline outline-2 outline-indigo-500' : ''}`}
     >
-      {hasInput(node) && <Handle type="target" position={Position.Left} aria-label={t('workflow.input')} />}
+      {hasInput(node) && <Handle type="target" position={Position.Left} role="button" aria-label={t('workflow.input')} />}
       <div className="truncate text-sm font-semibold">{label}</div>
-      <div className="text-slate-600 dark:text-slate-400">{kind?.title ?? node.type}</div>
+      <div className="text-slate-600 dark:text-slate-400">{kindTitle(t, kind, node.type)}</div>
       {status && <div className="mt-1 font-medium">{t('workflow.status.' + status, { defaultValue: status })}</div>}
       {detail && <div className="mt-1 text-slate-600 dark:text-slate-400">{detail}</div>}
       {problems && problems.length > 0 && (
@@ -44,11 +45,12 @@ function NodeCardImpl({ data, selected }: NodeProps<FlowNode>) {
           ))}
         </ul>
       )}
-      {hasOutput(node) && outs.length === 0 && <Handle type="source" position={Position.Right} aria-label={t('workflow.output')} />}
+      {hasOutput(node) && outs.length === 0 && <Handle type="source" position={Position.Right} role="button" aria-label={t('workflow.output')} />}
       {outs.map((h, i) => (
         <Handle
           key={h}
           id={h}
+          role="button"
           type="source"
           position={Position.Right}
           style={{ top: `${((i + 1) * 100) / (outs.length + 1)}%` }}
