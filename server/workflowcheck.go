@@ -1,12 +1,9 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 	"regexp"
 	"strconv"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
@@ -107,35 +104,11 @@ func (s *Server) workflowYAML(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	out, err := definitionYAML(def)
+	out, err := workflow.MarshalYAML(def)
 	if err != nil {
 		apierr.Write(w, &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer, Code: "internal_error", Message: "write yaml: " + err.Error()})
 		return
 	}
 	w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
 	_, _ = w.Write(out)
-}
-
-// definitionYAML writes def as block-style YAML. Going through JSON keeps
-// the definition's own field names and order (it has no yaml tags).
-func definitionYAML(def *workflow.Definition) ([]byte, error) {
-	j, err := json.Marshal(def)
-	if err != nil {
-		return nil, err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(j, &doc); err != nil {
-		return nil, err
-	}
-	blockStyle(&doc)
-	return yaml.Marshal(&doc)
-}
-
-// blockStyle clears the flow and quoting styles the JSON input gave the
-// nodes; the encoder quotes the strings that need it.
-func blockStyle(n *yaml.Node) {
-	n.Style = 0
-	for _, c := range n.Content {
-		blockStyle(c)
-	}
 }

@@ -125,18 +125,10 @@ type encoder struct {
 
 // citation is one entry of the "citations" CUSTOM event: the passage the
 // answer's [n] refers to, with its text, so a front end can show it
-// without another request.
+// without another request, and the label the model saw it under.
 type citation struct {
-	N       int     `json:"n"`
-	KB      string  `json:"kb,omitempty"`
-	Source  string  `json:"source"`
-	Label   string  `json:"label"`
-	Page    int     `json:"page,omitempty"`
-	Heading string  `json:"heading,omitempty"`
-	Start   int     `json:"start"`
-	End     int     `json:"end"`
-	Score   float64 `json:"score"`
-	Text    string  `json:"text"`
+	rag.Citation
+	Label string `json:"label"`
 }
 
 // citations sends the "citations" CUSTOM event when retrieval gave the
@@ -151,7 +143,7 @@ func (e *encoder) citations() error {
 	}
 	out := make([]citation, len(cs))
 	for i, c := range cs {
-		out[i] = citation{N: c.N, KB: c.KB, Source: c.Source, Label: c.Label(), Page: c.Page, Heading: c.Heading, Start: c.Start, End: c.End, Score: c.Score, Text: c.Text}
+		out[i] = citation{Citation: c, Label: c.Label()}
 	}
 	return e.write(&wireEvent{Type: typeCustom, Name: "citations", Value: map[string]any{"citations": out}})
 }
