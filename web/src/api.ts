@@ -76,7 +76,8 @@ export async function apiFetch(path: string, init: RequestInit = {}): Promise<Re
   return resp
 }
 
-async function errorOf(resp: Response): Promise<APIError> {
+/** errorOf reads a failed response's {"error":{"message","code"}} as an APIError. */
+export async function errorOf(resp: Response): Promise<APIError> {
   let message = resp.statusText
   let code = ''
   try {
@@ -98,10 +99,58 @@ export async function api<T>(path: string, method = 'GET', body?: unknown): Prom
     init.body = JSON.stringify(body)
     init.headers = { 'Content-Type': 'application/json' }
   }
+  return apiRequest<T>(path, init)
+}
+
+/** apiRequest is api for a body that is not a JSON value (FormData, a file's text), init as fetch's. */
+export async function apiRequest<T>(path: string, init: RequestInit): Promise<T> {
   const resp = await apiFetch(path, init)
   if (!resp.ok) throw await errorOf(resp)
   if (resp.status === 204) return undefined as T
   return (await resp.json()) as T
+}
+
+/**
+ * apiStream calls path and hands each server-sent event of its answer to
+ * onEvent (its event name, "message" when unnamed, and its data lines
+ * joined) until the server ends the stream or init.signal aborts; an
+ * answer that is not 2xx throws its APIError. Comments (keep-alives) and
+ * events without data are skipped. fetch rather than EventSource, so the
+ * call carries X-Workspace and works for POST.
+ */
+export async function apiStream(path: string, init: RequestInit, onEvent: (event: string, data: string) => void): Promise<void> {
+  const resp = await apiFetch(path, init)
+  if (!resp.ok) throw await errorOf(resp)
+  if (!resp.body) return
+  const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader()
+  let buf = ''
+  let event = 'message'
+  let data: string[] = []
+  const dispatch = () => {
+    if (data.length > 0) onEvent(event, data.join('\n'))
+    event = 'message'
+    data = []
+  }
+  try {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      buf += value
+      let nl: number
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl).replace(/\r$/, '')
+        buf = buf.slice(nl + 1)
+        if (line === '') dispatch()
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
+        else if (line.startsWith('event:')) event = line.slice(6).trim()
+      }
+    }
+    dispatch()
+  } catch (e) {
+    // onEvent threw (or the read failed): stop reading the stream.
+    void reader.cancel().catch(() => {})
+    throw e
+  }
 }
 
 export interface User {

@@ -1,5 +1,6 @@
 // The light/dark theme: the user's choice kept in localStorage, else the
 // system's prefers-color-scheme (followed live while no choice is saved).
+import { useEffect, useState } from 'react'
 
 export type Theme = 'light' | 'dark'
 
@@ -27,3 +28,14 @@ export function chooseTheme(t: Theme) {
 media.addEventListener('change', () => {
   if (!savedTheme()) applyTheme()
 })
+
+/** useDark follows the theme class on <html>, for what draws its own colours (React Flow's colorMode). */
+export function useDark(): boolean {
+  const [dark, setDark] = useState(() => document.documentElement.classList.contains('dark'))
+  useEffect(() => {
+    const o = new MutationObserver(() => setDark(document.documentElement.classList.contains('dark')))
+    o.observe(document.documentElement, { attributes: true, attributeFilter: ['class'] })
+    return () => o.disconnect()
+  }, [])
+  return dark
+}

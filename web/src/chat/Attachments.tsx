@@ -1,6 +1,6 @@
 import { useId, useState } from 'react'
 import { useTranslation } from 'react-i18next'
-import { apiFetch } from '../api'
+import { apiRequest } from '../api'
 
 /** Attachment is an uploaded file (POST /api/upload) the next runs send as forwardedProps.fileIds. */
 export interface Attachment {
@@ -11,9 +11,7 @@ export interface Attachment {
 async function upload(file: File): Promise<Attachment> {
   const form = new FormData()
   form.append('file', file, file.name)
-  const resp = await apiFetch('/api/upload', { method: 'POST', body: form })
-  const body = await resp.json().catch(() => null)
-  if (!resp.ok) throw new Error(body?.error?.message ?? resp.statusText)
+  const body = await apiRequest<{ fileId: string; name?: string }>('/api/upload', { method: 'POST', body: form })
   return { fileId: body.fileId, name: body.name ?? file.name }
 }
 

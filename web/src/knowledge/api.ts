@@ -1,5 +1,5 @@
 // The knowledge API as the Knowledge page reads it.
-import { apiFetch, APIError } from '../api'
+import { apiStream } from '../api'
 
 export interface KnowledgeBase {
   id: string
@@ -47,41 +47,11 @@ export type SearchMode = 'fulltext' | 'vector' | 'hybrid'
 export async function ingest(kbID: string, files: File[], onJob: (j: IngestJob) => void): Promise<IngestJob | undefined> {
   const form = new FormData()
   for (const f of files) form.append('file', f, f.name)
-  const resp = await apiFetch(`/api/kbs/${encodeURIComponent(kbID)}/ingest`, { method: 'POST', body: form })
-  if (!resp.ok || !resp.body) {
-    let message = resp.statusText
-    let code = ''
-    try {
-      const b = await resp.json()
-      message = b?.error?.message ?? message
-      code = b?.error?.code ?? ''
-    } catch {
-      // not JSON
-    }
-    throw new APIError(resp.status, message, code, null)
-  }
-  const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader()
-  let buf = ''
   let last: IngestJob | undefined
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) break
-    buf += value
-    let i: number
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, i)
-      buf = buf.slice(i + 2)
-      let event = 'message'
-      let data = ''
-      for (const line of block.split('\n')) {
-        if (line.startsWith('event:')) event = line.slice(6).trim()
-        else if (line.startsWith('data:')) data += line.slice(5).trim()
-      }
-      if (!data) continue
-      if (event === 'error') throw new Error(JSON.parse(data).message)
-      last = JSON.parse(data) as IngestJob
-      onJob(last)
-    }
-  }
+  await apiStream(`/api/kbs/${encodeURIComponent(kbID)}/ingest`, { method: 'POST', body: form }, (event, data) => {
+    if (event === 'error') throw new Error(JSON.parse(data).message)
+    last = JSON.parse(data) as IngestJob
+    onJob(last)
+  })
   return last
 }

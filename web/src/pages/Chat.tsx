@@ -366,33 +366,9 @@ export default function Chat() {
           </div>
         </fieldset>
         {mode === 'agent' ? (
-          <>
-            <label className="text-sm">
-              {t('chat.agent')}
-              <select className={control + ' mt-1 w-full'} value={agent} onChange={(e) => { setAgent(e.target.value); startNew() }} disabled={!agents?.length}>
-                {agents?.map((n) => (
-                  <option key={n} value={n}>
-                    {n}
-                  </option>
-                ))}
-              </select>
-            </label>
-            {agents?.length === 0 && <p className="text-sm text-slate-600 dark:text-slate-400">{t('chat.noAgents')}</p>}
-          </>
+          <NamePicker label={t('chat.agent')} names={agents} value={agent} onChange={(n) => { setAgent(n); startNew() }} none={t('chat.noAgents')} />
         ) : (
-          <>
-            <label className="text-sm">
-              {t('chat.workflow')}
-              <select className={control + ' mt-1 w-full'} value={workflow} onChange={(e) => { setWorkflow(e.target.value); startNew() }} disabled={!workflows?.length}>
-                {workflows?.map((n) => (
-                  <option key={n} value={n}>
-                    {n}
-                  </option>
-                ))}
-              </select>
-            </label>
-            {workflows?.length === 0 && <p className="text-sm text-slate-600 dark:text-slate-400">{t('chat.noWorkflows')}</p>}
-          </>
+          <NamePicker label={t('chat.workflow')} names={workflows} value={workflow} onChange={(n) => { setWorkflow(n); startNew() }} none={t('chat.noWorkflows')} />
         )}
         <button type="button" className={control} onClick={startNew}>
           {t('chat.newConversation')}
@@ -485,5 +461,24 @@ export default function Chat() {
         </div>
       </section>
     </div>
+  )
+}
+
+/** NamePicker chooses the agent or the workflow to talk to; none is said when there is nothing to choose. */
+function NamePicker({ label, names, value, onChange, none }: { label: string; names: string[] | null; value: string; onChange: (name: string) => void; none: string }) {
+  return (
+    <>
+      <label className="text-sm">
+        {label}
+        <select className={control + ' mt-1 w-full'} value={value} onChange={(e) => onChange(e.target.value)} disabled={!names?.length}>
+          {names?.map((n) => (
+            <option key={n} value={n}>
+              {n}
+            </option>
+          ))}
+        </select>
+      </label>
+      {names?.length === 0 && <p className="text-sm text-slate-600 dark:text-slate-400">{none}</p>}
+    </>
   )
 }

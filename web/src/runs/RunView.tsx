@@ -14,7 +14,7 @@ import { RunStatusBadge } from './RunStatusBadge'
 import { readEvents } from './sse'
 import { apply, emptyState, statusOf, type RunState } from './state'
 import { final, type Checkpoint, type RunWithCheckpoints } from './types'
-import { useDark } from './useDark'
+import { useDark } from '../theme'
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {

@@ -62,26 +62,8 @@ export function Versions({ id, current, onRestored }: { id: string; current: num
       </ul>
       {nums.length > 1 && (
         <div className="mb-2 flex flex-wrap items-end gap-2 text-sm">
-          <label className="flex flex-col">
-            {t('studio.versions.from')}
-            <Select value={a} onChange={(e) => setFrom(e.target.value)}>
-              {nums.map((n) => (
-                <option key={n} value={n}>
-                  {n}
-                </option>
-              ))}
-            </Select>
-          </label>
-          <label className="flex flex-col">
-            {t('studio.versions.to')}
-            <Select value={b} onChange={(e) => setTo(e.target.value)}>
-              {nums.map((n) => (
-                <option key={n} value={n}>
-                  {n}
-                </option>
-              ))}
-            </Select>
-          </label>
+          <VersionSelect label={t('studio.versions.from')} nums={nums} value={a} onChange={setFrom} />
+          <VersionSelect label={t('studio.versions.to')} nums={nums} value={b} onChange={setTo} />
           <Button onClick={compare}>{t('studio.versions.compare')}</Button>
         </div>
       )}
@@ -102,5 +84,20 @@ export function Versions({ id, current, onRestored }: { id: string; current: num
         </pre>
       )}
     </div>
+  )
+}
+
+function VersionSelect({ label, nums, value, onChange }: { label: string; nums: number[]; value: number | string; onChange: (v: string) => void }) {
+  return (
+    <label className="flex flex-col">
+      {label}
+      <Select value={value} onChange={(e) => onChange(e.target.value)}>
+        {nums.map((n) => (
+          <option key={n} value={n}>
+            {n}
+          </option>
+        ))}
+      </Select>
+    </label>
   )
 }
