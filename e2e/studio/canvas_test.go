@@ -232,7 +232,7 @@ await page.getByRole('button', { name: 'Save version' }).click()
 await status.getByText('Saved as version 2.').waitFor()
 const saved = await stored()
 step('saved version 2: ' + saved.nodes.length + ' nodes, ' + saved.edges.length + ' edges')
-await shot('studio-light-en')
+await shot('studio-editor-light-en')
 
 // A second version: the code node renamed.
 await node('code (Code)').click()
@@ -280,11 +280,11 @@ step('imported YAML and saved version 5')
 
 await page.getByRole('button', { name: 'Switch to dark theme' }).click()
 await page.getByRole('button', { name: 'Switch to light theme' }).waitFor()
-await shot('studio-dark-en')
+await shot('studio-editor-dark-en')
 await page.getByRole('button', { name: 'Switch to light theme' }).click()
 await page.getByRole('combobox', { name: 'Language' }).selectOption('ja')
 await page.getByRole('button', { name: 'バージョンを保存' }).waitFor()
-await shot('studio-light-ja')
+await shot('studio-editor-light-ja')
 const left = (await englishLeft()).filter((s) => !['Start', 'End', 'Agent', 'Code'].includes(s))
 if (left.length) throw new Error('English left on the Japanese studio page: ' + left.join(' | '))
 result = { id, saved, final, diff, exports: { json: json.text, yaml: yaml.text } }

@@ -163,7 +163,19 @@ const englishLeft = () => page.evaluate(({ english, keep }) => {
   for (const el of document.querySelectorAll('[aria-label],[placeholder],[title]')) {
     for (const a of ['aria-label', 'placeholder', 'title']) if (el.hasAttribute(a)) seen.add(el.getAttribute(a).trim())
   }
-  return english.filter((s) => s !== keep && seen.has(s))
+  // A text with {{values}} matches what it reads once they are filled in:
+  // "Saved as version {{n}}." is left in English as "Saved as version 5.".
+  const shown = [...seen].filter((t) => t !== '')
+  const matches = (s) => {
+    if (!s.includes('{{')) return seen.has(s)
+    const parts = s.split(/\{\{[^}]*\}\}/).map((p) => p.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&'))
+    // Only the words around the values can be English: a text that is
+    // values and punctuation ("{{name}} ({{kind}})") says nothing.
+    if (s.replace(/\{\{[^}]*\}\}/g, '').replace(/[^A-Za-z]/g, '').length < 3) return false
+    const re = new RegExp('^' + parts.join('.+?') + '$')
+    return shown.some((t) => re.test(t))
+  }
+  return english.filter((s) => s !== keep && matches(s))
 }, { english, keep: productName })
 // axe-core goes in by CDP evaluation, which the page's strict CSP allows
 // (a <script> tag from page.addScriptTag would be blocked).

@@ -298,6 +298,38 @@ const save = (theme, lang) => page.evaluate(([theme, lang]) => {
   localStorage.setItem('agentcraft.language', lang)
 }, [theme, lang])
 
+// firstLoad records a page just loaded (light, English): time to
+// interactive, its controls, h1s, axe and the Tab walk, with a screenshot
+// when shotName is given.
+const firstLoad = async (rec, shotName) => {
+  const r = await ready()
+  rec.interactive_ms = r.at
+  rec.controls = r.controls
+  rec.dom_ready_ms = await domReady()
+  rec.h1 = await h1s()
+  rec.axe_light = await axe()
+  if (shotName) await shot(shotName)
+  const walk = await focusWalk()
+  rec.focus_order = walk.order
+  rec.focus_gaps = walk.gaps
+}
+// themesAndLanguages checks a page of the shell in the dark theme and in
+// 日本語 and 繁體中文, and leaves it light and English; screenshots when slug
+// is given.
+const themesAndLanguages = async (rec, slug) => {
+  await setTheme('dark')
+  await ready()
+  rec.axe_dark = await axe()
+  if (slug) await shot(slug + '-dark-en')
+  await setTheme('light')
+  await setLanguage('en', 'ja')
+  rec.english_left.ja = await leftIn('ja')
+  if (slug) await shot(slug + '-light-ja')
+  await setLanguage('ja', 'zh-TW')
+  rec.english_left['zh-TW'] = await leftIn('zh-TW')
+  await setLanguage('zh-TW', 'en')
+}
+
 // Sign-in, before any session.
 const signin = { path: '/signin', slug: 'signin', english_left: {} }
 await page.goto(url + '/signin')
@@ -305,20 +337,7 @@ await page.getByRole('heading', { name: signInTitle.en }).waitFor()
 signInShown = true
 await save('light', 'en')
 await page.goto(url + '/signin')
-{
-  const r = await ready()
-  signin.interactive_ms = r.at
-  signin.controls = r.controls
-  signin.dom_ready_ms = await domReady()
-}
-signin.h1 = await h1s()
-signin.axe_light = await axe()
-await shot('signin-light-en')
-{
-  const walk = await focusWalk()
-  signin.focus_order = walk.order
-  signin.focus_gaps = walk.gaps
-}
+await firstLoad(signin, 'signin-light-en')
 await save('dark', 'en')
 await page.reload()
 await page.getByRole('heading', { name: signInTitle.en }).waitFor()
@@ -350,28 +369,9 @@ for (const { nav, path } of found) {
   const p = { path, slug, nav, english_left: {} }
   // A fresh load of the deep link, light and English (saved choices).
   await page.goto(url + path)
-  const r = await ready()
-  p.interactive_ms = r.at
-  p.controls = r.controls
-  p.dom_ready_ms = await domReady()
-  measure(slug + '.interactive_ms', r.at)
-  p.h1 = await h1s()
-  p.axe_light = await axe()
-  await shot(slug + '-light-en')
-  const walk = await focusWalk()
-  p.focus_order = walk.order
-  p.focus_gaps = walk.gaps
-  await setTheme('dark')
-  await ready()
-  p.axe_dark = await axe()
-  await shot(slug + '-dark-en')
-  await setTheme('light')
-  await setLanguage('en', 'ja')
-  p.english_left.ja = await leftIn('ja')
-  await shot(slug + '-light-ja')
-  await setLanguage('ja', 'zh-TW')
-  p.english_left['zh-TW'] = await leftIn('zh-TW')
-  await setLanguage('zh-TW', 'en')
+  await firstLoad(p, slug + '-light-en')
+  measure(slug + '.interactive_ms', p.interactive_ms)
+  await themesAndLanguages(p, slug)
   pages.push(p)
   // One subpage (a link inside the page to a deeper path, such as a run
   // or an agent), when the page shows one: the same checks but timing.
@@ -381,28 +381,12 @@ for (const { nav, path } of found) {
     const subPath = new URL(deeper, url).pathname
     const sub = { path: subPath, slug: slug + '-detail', nav, sub: true, english_left: {} }
     await page.goto(url + subPath)
-    const sr = await ready()
-    sub.interactive_ms = sr.at
-    sub.controls = sr.controls
-    sub.dom_ready_ms = await domReady()
-    sub.h1 = await h1s()
-    sub.axe_light = await axe()
-    const sw = await focusWalk()
-    sub.focus_order = sw.order
-    sub.focus_gaps = sw.gaps
-    await setTheme('dark')
-    await ready()
-    sub.axe_dark = await axe()
-    await setTheme('light')
-    await setLanguage('en', 'ja')
-    sub.english_left.ja = await leftIn('ja')
-    await setLanguage('ja', 'zh-TW')
-    sub.english_left['zh-TW'] = await leftIn('zh-TW')
-    await setLanguage('zh-TW', 'en')
-    step(subPath + ' (subpage): interactive ' + sr.at.toFixed(0) + ' ms, axe ' + sub.axe_light.length + '/' + sub.axe_dark.length)
+    await firstLoad(sub)
+    await themesAndLanguages(sub)
+    step(subPath + ' (subpage): interactive ' + sub.interactive_ms.toFixed(0) + ' ms, axe ' + sub.axe_light.length + '/' + sub.axe_dark.length)
     pages.push(sub)
   }
-  step(path + ': interactive ' + r.at.toFixed(0) + ' ms, axe ' + p.axe_light.length + '/' + p.axe_dark.length +
+  step(path + ': interactive ' + p.interactive_ms.toFixed(0) + ' ms, axe ' + p.axe_light.length + '/' + p.axe_dark.length +
     ', English left ' + p.english_left.ja.length + '/' + p.english_left['zh-TW'].length)
 }
 result = { signin, pages }

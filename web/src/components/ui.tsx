@@ -32,7 +32,7 @@ export function Button({ variant = 'secondary', className = '', type = 'button',
   return (
     <button
       type={type}
-      className={`rounded border px-3 py-1 text-sm font-medium disabled:opacity-50 ${variants[variant]} ${className}`}
+      className={`whitespace-nowrap rounded border px-3 py-1 text-sm font-medium disabled:opacity-50 ${variants[variant]} ${className}`}
       {...rest}
     />
   )
@@ -72,7 +72,7 @@ export function Select({ className = '', ...rest }: SelectHTMLAttributes<HTMLSel
 /** PageHeader is a page's one h1 with its actions on the right. */
 export function PageHeader({ title, children }: { title: ReactNode; children?: ReactNode }) {
   return (
-    <div className="mb-4 flex items-center gap-2">
+    <div className="mb-4 flex flex-wrap items-center gap-2">
       <h1 className="mr-auto text-xl font-semibold">{title}</h1>
       {children}
     </div>

@@ -47,7 +47,7 @@ function List() {
   }
   const rows = list.data?.data ?? []
   return (
-    <div>
+    <div className="p-6">
       <PageHeader title={t('studio.title')} />
       <Section title={t('studio.new')}>
         <form onSubmit={create} className="flex items-end gap-2">

@@ -20,8 +20,9 @@ import '@xyflow/react/dist/style.css'
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent, type KeyboardEvent } from 'react'
 import { useTranslation } from 'react-i18next'
 import { useNavigate } from 'react-router-dom'
-import { api, apiFetch, APIError } from '../api'
+import { api, apiFetch, apiRequest, errorOf } from '../api'
 import { Button, ErrorAlert, PageHeader, Section } from '../components/ui'
+import { useDark } from '../theme'
 import { fromFlow, toFlow, type FlowNode } from '../workflow/graph'
 import { nodeTypes } from '../workflow/NodeCard'
 import type { Definition, KindDescription, WorkflowNode } from '../workflow/types'
@@ -60,18 +61,6 @@ interface Snapshot {
 
 const checkDelay = 400
 
-// useDark follows the theme class on <html>, so the canvas switches with the
-// rest of the page.
-function useDark(): boolean {
-  const [dark, setDark] = useState(() => document.documentElement.classList.contains('dark'))
-  useEffect(() => {
-    const o = new MutationObserver(() => setDark(document.documentElement.classList.contains('dark')))
-    o.observe(document.documentElement, { attributes: true, attributeFilter: ['class'] })
-    return () => o.disconnect()
-  }, [])
-  return dark
-}
-
 function download(name: string, type: string, text: string) {
   const url = URL.createObjectURL(new Blob([text], { type }))
   const a = document.createElement('a')
@@ -89,10 +78,7 @@ function freshID(kind: string, taken: Set<string>): string {
 
 /** check posts a definition (or a file's text) to the check endpoint. */
 export async function checkDefinition(body: string, contentType = 'application/json'): Promise<CheckResult> {
-  const resp = await apiFetch('/api/workflows/check', { method: 'POST', body, headers: { 'Content-Type': contentType } })
-  const data = await resp.json().catch(() => undefined)
-  if (!resp.ok) throw new APIError(resp.status, data?.error?.message ?? resp.statusText, data?.error?.code ?? '', null)
-  return data as CheckResult
+  return apiRequest<CheckResult>('/api/workflows/check', { method: 'POST', body, headers: { 'Content-Type': contentType } })
 }
 
 function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDescription[]; reload: () => void }) {
@@ -106,7 +92,9 @@ function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDes
   const [check, setCheck] = useState<CheckResult>()
   const [checkError, setCheckError] = useState<unknown>()
   const [error, setError] = useState<unknown>()
-  const [notice, setNotice] = useState('')
+  // A notice is kept as its catalogue key and values, so it follows a
+  // language switch.
+  const [notice, setNotice] = useState<{ key: string; values: Record<string, unknown> } | null>(null)
   const history = useHistory<Snapshot>()
   const dark = useDark()
   const clipboard = useRef<Snapshot | undefined>(undefined)
@@ -246,7 +234,7 @@ function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDes
     if (selectedNodes.length === 0) return
     const ids = new Set(selectedNodes.map((n) => n.id))
     clipboard.current = { nodes: selectedNodes, edges: edges.filter((e) => ids.has(e.source) && ids.has(e.target)) }
-    setNotice(t('studio.copied', { count: selectedNodes.length }))
+    setNotice({ key: 'studio.copied', values: { count: selectedNodes.length } })
   }
   const paste = () => {
     const c = clipboard.current
@@ -298,10 +286,10 @@ function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDes
 
   const save = async () => {
     setError(undefined)
-    setNotice('')
+    setNotice(null)
     try {
       const saved = await api<StoredWorkflow>(`/api/workflows/${wf.id}`, 'PUT', definition())
-      setNotice(t('studio.saved', { n: saved.version }))
+      setNotice({ key: 'studio.saved', values: { n: saved.version } })
       reload()
     } catch (e) {
       setError(e)
@@ -321,7 +309,7 @@ function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDes
     setError(undefined)
     try {
       const resp = await apiFetch('/api/workflows/yaml', { method: 'POST', body: JSON.stringify(definition()), headers: { 'Content-Type': 'application/json' } })
-      if (!resp.ok) throw new Error((await resp.json().catch(() => undefined))?.error?.message ?? resp.statusText)
+      if (!resp.ok) throw await errorOf(resp)
       download(`${base.name || 'workflow'}.yaml`, 'application/yaml', await resp.text())
     } catch (e) {
       setError(e)
@@ -329,7 +317,7 @@ function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDes
   }
   const importFile = async (file: File) => {
     setError(undefined)
-    setNotice('')
+    setNotice(null)
     try {
       const text = await file.text()
       const yaml = /\.ya?ml$/i.test(file.name) || !text.trim().startsWith('{')
@@ -339,7 +327,7 @@ function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDes
       setNodes(f.nodes)
       setEdges(f.edges)
       setBase({ ...r.definition, nodes: [], edges: [] })
-      setNotice(t('studio.imported', { name: file.name }))
+      setNotice({ key: 'studio.imported', values: { name: file.name } })
     } catch (e) {
       setError(new Error(t('studio.importFailed', { name: file.name, message: (e as Error).message })))
     }
@@ -350,7 +338,7 @@ function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDes
   const strategy = check?.strategy
 
   return (
-    <div className="flex h-[calc(100vh-6rem)] flex-col" onKeyDown={onKeyDown}>
+    <div className="flex h-[calc(100vh-6rem)] flex-col p-4" onKeyDown={onKeyDown}>
       <PageHeader title={t('studio.editorTitle', { name: base.name })}>
         <Button onClick={undo} disabled={!history.canUndo} aria-keyshortcuts="Control+Z">
           {t('studio.undo')}
@@ -390,7 +378,7 @@ function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDes
       </PageHeader>
       <ErrorAlert error={error} />
       <p role="status" className="mb-1 text-sm text-slate-700 dark:text-slate-300">
-        {notice}
+        {notice && t(notice.key, notice.values)}
       </p>
       <div className="flex min-h-0 flex-1 border border-slate-200 dark:border-slate-700">
         <Palette kinds={kinds} onAdd={(k) => addNode(k)} />
