@@ -83,7 +83,8 @@ type browserResult struct {
 //	step(text)         a line for the test log
 //	signIn()           signs the owner in from /, waiting for the nav
 //	shot(name)         a screenshot when AGENTCRAFT_STUDIO_SCREENSHOTS names a directory
-//	english            every text of the English catalogue (locales/en)
+//	english            every text of the English catalogue (locales/en) and
+//	                   the English the libraries show untranslated
 //	englishLeft()      the English catalogue texts the page shows now
 //	                   (text nodes and aria-labels; the product name excepted)
 //	measure(name, ms)  a number for the test to report
@@ -136,6 +137,11 @@ const english = []
   const flat = (v) => typeof v === 'string' ? english.push(v) : Object.values(v).forEach(flat)
   for (const f of readdirSync(cfg.locales + '/en')) flat(JSON.parse(readFileSync(cfg.locales + '/en/' + f, 'utf8')))
 }
+// English that the libraries put on the page unless the studio translates
+// it: @xyflow/react's default accessible names and keyboard help.
+english.push('Control Panel', 'Zoom In', 'Zoom Out', 'Fit View', 'Toggle Interactivity', 'Mini Map', 'Handle',
+  'Press enter or space to select a node. Press delete to remove it and escape to cancel.',
+  'Press enter or space to select an edge. You can then press delete to remove it or escape to cancel.')
 const productName = JSON.parse(readFileSync(cfg.locales + '/en/app.json', 'utf8')).name
 const steps = [], consoleErrors = [], measures = {}
 const step = (s) => steps.push(s)

@@ -6,6 +6,7 @@ import { Link, useNavigate, useParams } from 'react-router-dom'
 import { api } from '../api'
 import { Button, ErrorAlert, Field, PageHeader, Section, Select } from '../components/ui'
 import { toFlow, type FlowNode } from '../workflow/graph'
+import { useFlowLabels } from '../workflow/flowLabels'
 import { nodeTypes } from '../workflow/NodeCard'
 import type { KindDescription } from '../workflow/types'
 import { formatDuration, formatNumber, formatTime, pretty, runDurationMs } from './format'
@@ -38,6 +39,7 @@ export default function RunView() {
   const { t, i18n } = useTranslation()
   const navigate = useNavigate()
   const dark = useDark()
+  const flowLabels = useFlowLabels()
   const [run, setRun] = useState<RunWithCheckpoints>()
   const [loadError, setLoadError] = useState<unknown>()
   const [actionError, setActionError] = useState<unknown>()
@@ -256,6 +258,7 @@ export default function RunView() {
             fitViewOptions={{ padding: 0.1, minZoom: 0.4, maxZoom: 1 }}
             minZoom={0.3}
             proOptions={{ hideAttribution: true }}
+            ariaLabelConfig={flowLabels}
           >
             <Background />
             <Controls showInteractive={false} />

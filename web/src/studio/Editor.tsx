@@ -24,6 +24,7 @@ import { api, apiFetch, apiRequest, errorOf } from '../api'
 import { Button, ErrorAlert, PageHeader, Section } from '../components/ui'
 import { useDark } from '../theme'
 import { fromFlow, toFlow, type FlowNode } from '../workflow/graph'
+import { useFlowLabels } from '../workflow/flowLabels'
 import { nodeTypes } from '../workflow/NodeCard'
 import type { Definition, KindDescription, WorkflowNode } from '../workflow/types'
 import { ConfigForm } from './ConfigForm'
@@ -97,6 +98,7 @@ function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDes
   const [notice, setNotice] = useState<{ key: string; values: Record<string, unknown> } | null>(null)
   const history = useHistory<Snapshot>()
   const dark = useDark()
+  const flowLabels = useFlowLabels()
   const clipboard = useRef<Snapshot | undefined>(undefined)
   const fileInput = useRef<HTMLInputElement>(null)
   const byKind = useMemo(() => new Map(kinds.map((k) => [k.kind, k])), [kinds])
@@ -407,6 +409,7 @@ function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDes
             fitView
             minZoom={0.1}
             colorMode={dark ? 'dark' : 'light'}
+            ariaLabelConfig={flowLabels}
           >
             <Background />
             <Controls />
