@@ -50,7 +50,7 @@ func TestServiceTester(t *testing.T) {
 	clientID, clientSecret := env.OAuthClient(t, "agents/*")
 	res := env.browse(t, testerScript, map[string]string{"key": env.Key, "clientID": clientID, "clientSecret": clientSecret})
 	var out struct {
-		OpenAI, AGUI, MCPNoToken, Token, Tools, Card, Agents, NotFound exchange
+		OpenAI, AGUI, MCPNoToken, Token, Tools, Card, Agents, NotFound, Broken exchange
 		// Partial is the AG-UI body seen while the page still said it was
 		// receiving; Events the event count it showed at the end.
 		Partial string `json:"partial"`
@@ -126,6 +126,11 @@ func TestServiceTester(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.NotFound.Status, "HTTP 404") || !strings.Contains(out.NotFound.Alert, "404: "+apiErr.Error.Message) || out.NotFound.Body != string(body) {
 		t.Errorf("the 404: status %q, alert %q, body %q; want the server's answer %s", out.NotFound.Status, out.NotFound.Alert, out.NotFound.Body, body)
+	}
+
+	// A request that never reached the server says so.
+	if out.Broken.Status != "No answer" || !strings.HasPrefix(out.Broken.Alert, "Network error: ") {
+		t.Errorf("a request the network dropped: status %q, alert %q; want No answer and the network error", out.Broken.Status, out.Broken.Alert)
 	}
 
 	for _, x := range []exchange{out.OpenAI, out.AGUI, out.MCPNoToken, out.Token, out.Tools, out.Card, out.Agents, out.NotFound} {
@@ -236,5 +241,15 @@ const logged = consoleErrors.findIndex((e) => /status of 404 \(Not Found\)/.test
 if (logged >= 0) consoleErrors.splice(logged, 1)
 await shot('tester-404')
 
-result = { openai, agui, partial, events, mcpNoToken, token, tokenFilled, tools, card, agents, notFound }
+// A request the network drops (the browser refuses it): the page says so.
+await page.route('**/health', (r) => r.abort('connectionrefused'))
+await template('Health check (GET /health)')
+await page.getByRole('button', { name: 'Send', exact: true }).click()
+await page.getByRole('region', { name: 'Raw response' }).getByRole('alert').waitFor()
+const broken = await read()
+step('a dropped request: ' + broken.status + ', ' + broken.alert)
+const dropped = consoleErrors.findIndex((e) => /ERR_CONNECTION_REFUSED/.test(e))
+if (dropped >= 0) consoleErrors.splice(dropped, 1)
+
+result = { openai, agui, partial, events, mcpNoToken, token, tokenFilled, tools, card, agents, notFound, broken }
 `
