@@ -79,6 +79,7 @@ func TestEveryPage(t *testing.T) {
 		Memory:    true,
 		Knowledge: true,
 		Workflows: true,
+		MCP:       true, // the service tester calls /mcp
 	})
 	// Data for the pages to show, so that lists link to their subpages
 	// (the Studio's canvas of this workflow).

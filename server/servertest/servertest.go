@@ -1,7 +1,8 @@
 // Package servertest starts a whole AgentCraft server in-process for tests:
 // a SQLite store in a temporary directory, a master key, the platform with
-// the given providers and agents, the HTTP handler (with /a2a and /agui mounted) on a
-// loopback listener and an API key for the default workspace.
+// the given providers and agents, the HTTP handler (with /a2a and /agui mounted,
+// and /mcp with Options.MCP) on a loopback listener and an API key for the
+// default workspace.
 //
 //	env := servertest.New(t, &servertest.Options{Providers: ..., Agents: ...})
 //	client := openai.NewClient(option.WithBaseURL(env.URL+"/v1"), option.WithAPIKey(env.Key))
@@ -39,6 +40,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/server/a2aserver"
 	"github.com/agentcraftlab/agentcraft/server/aguiserver"
+	"github.com/agentcraftlab/agentcraft/server/mcpserver"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 	"github.com/agentcraftlab/agentcraft/tool"
@@ -102,6 +104,14 @@ type Options struct {
 	// Studio is the server's Options.Studio (server/studio's Handler for
 	// browser tests); nil: unknown paths answer JSON 404s.
 	Studio http.Handler
+	// MCP mounts /mcp and its OAuth2 endpoints (/oauth/token,
+	// /.well-known/...) as `agentcraft serve` does: bearer JWTs of the
+	// server's own client-credentials issuer, signed with a key derived
+	// from the master key, for the store's OAuth clients (Env.OAuthClient
+	// makes one); its tools run agents through Env.Runner, workflows
+	// through Env.Runs (Options.Workflows) and docsearch over
+	// Env.Knowledge (Options.Knowledge). Default: /mcp is not served.
+	MCP bool
 }
 
 // Env is a running server.
@@ -207,8 +217,8 @@ func New(t testing.TB, opts *Options) *Env {
 	}
 	env.Platform = p
 	env.Workspace = p.DefaultWorkspace()
-	// The complete server of `agentcraft serve`, but /mcp (its tests build
-	// their own, with a run service): /v1, /api and /a2a behind API keys.
+	// The complete server of `agentcraft serve`: /v1, /api, /a2a and /agui
+	// behind API keys, and /mcp behind its own tokens when asked for.
 	var ropts run.Options
 	if o.Memory {
 		eng, err := memory.New(nil)
@@ -276,6 +286,18 @@ func New(t testing.TB, opts *Options) *Env {
 		t.Fatal(err)
 	}
 	sopts.Mounts = append(a2aSrv.Mounts(), aguiSrv.Mounts()...)
+	if o.MCP {
+		tokenKey, err := mcpserver.DeriveTokenKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mcpSrv, err := mcpserver.New(p, &mcpserver.Options{TokenKey: tokenKey, OAuthClients: st.OAuthClients(), Users: st,
+			Runner: sopts.Runner, Runs: env.Runs, Knowledge: env.Knowledge, Logger: logger, Version: sopts.Version, MaxBodyBytes: o.MaxBodyBytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sopts.Mounts = append(mcpSrv.Mounts(), sopts.Mounts...)
+	}
 	sopts.Studio = o.Studio
 	srv, err := server.New(p, sopts)
 	if err != nil {
@@ -311,6 +333,20 @@ func CreateKey(t testing.TB, st store.Store, workspaceID string) string {
 		t.Fatal(err)
 	}
 	return key
+}
+
+// OAuthClient stores an OAuth client of the default workspace with the
+// given /mcp scopes (mcpserver's scheme, such as "agents/*") and returns
+// its id and secret, to trade for a token at POST /oauth/token
+// (Options.MCP).
+func (e *Env) OAuthClient(t testing.TB, scopes ...string) (id, secret string) {
+	t.Helper()
+	secret, hash := mcpserver.NewClientSecret()
+	c, err := e.Store.OAuthClients().Create(context.Background(), store.OAuthClient{WorkspaceID: e.Workspace.ID, Name: "test", SecretHash: hash, Scopes: scopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.ID, secret
 }
 
 // Person is a user of a workspace with an API key that acts for them.

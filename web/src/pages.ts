@@ -16,4 +16,5 @@ export const pages: Page[] = [
   { path: '/studio', navKey: 'studio.nav', component: lazy(() => import('./pages/Studio')) },
   { path: '/runs', navKey: 'runs.nav', component: lazy(() => import('./pages/Runs')) },
   { path: '/knowledge', navKey: 'knowledge.nav', component: lazy(() => import('./pages/Knowledge')) },
+  { path: '/tester', navKey: 'tester.nav', component: lazy(() => import('./pages/Tester')) },
 ]
