@@ -339,14 +339,14 @@ func CreateKey(t testing.TB, st store.Store, workspaceID string) string {
 // given /mcp scopes (mcpserver's scheme, such as "agents/*") and returns
 // its id and secret, to trade for a token at POST /oauth/token
 // (Options.MCP).
-func (e *Env) OAuthClient(t testing.TB, scopes ...string) (id, secret string) {
+func (e *Env) OAuthClient(t testing.TB, scopes ...string) (id, clientSecret string) {
 	t.Helper()
-	secret, hash := mcpserver.NewClientSecret()
+	clientSecret, hash := mcpserver.NewClientSecret()
 	c, err := e.Store.OAuthClients().Create(context.Background(), store.OAuthClient{WorkspaceID: e.Workspace.ID, Name: "test", SecretHash: hash, Scopes: scopes})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.ID, secret
+	return c.ID, clientSecret
 }
 
 // Person is a user of a workspace with an API key that acts for them.
