@@ -16,4 +16,6 @@ export const pages: Page[] = [
   { path: '/studio', navKey: 'studio.nav', component: lazy(() => import('./pages/Studio')) },
   { path: '/runs', navKey: 'runs.nav', component: lazy(() => import('./pages/Runs')) },
   { path: '/knowledge', navKey: 'knowledge.nav', component: lazy(() => import('./pages/Knowledge')) },
+  { path: '/audit', navKey: 'audit.nav', component: lazy(() => import('./pages/Audit')) },
+  { path: '/usage', navKey: 'usage.nav', component: lazy(() => import('./pages/Usage')) },
 ]
