@@ -460,6 +460,8 @@ const agentChart = await page.getByRole('region', { name: 'Tokens per agent' }).
 const note = await page.getByText('Cost is not shown').innerText()
 step('7 days: ' + days7.length + ' days, ' + agents7.length + ' agents, ' + users7.length + ' users')
 await shot('usage-7d')
+await page.getByRole('region', { name: 'Tokens per agent' }).scrollIntoViewIfNeeded()
+await shot('usage-7d-agents')
 await page.getByRole('combobox', { name: 'Period' }).selectOption({ label: 'Last 30 days' })
 const days30 = await rowsOf('Tokens per day, Last 30 days', true)
 step('30 days: ' + days30.length + ' days')

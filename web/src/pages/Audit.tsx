@@ -27,6 +27,17 @@ function fromLocalInput(v: string): string {
   return Number.isNaN(d.getTime()) ? '' : d.toISOString()
 }
 
+/** Named shows an actor or target ("user:<id>") by the name people know, with the id beneath. */
+function Named({ id, name }: { id: string; name?: string }) {
+  if (!name) return <span className="font-mono">{id}</span>
+  return (
+    <>
+      {name}
+      <span className="block font-mono text-xs text-slate-600 dark:text-slate-400">{id}</span>
+    </>
+  )
+}
+
 /**
  * Audit is /audit: the workspace's audit log, newest first, filtered by
  * actor, action, target and time (kept in the URL), a page at a time.
@@ -149,23 +160,19 @@ export default function Audit() {
         {events.data && list.length === 0 && <EmptyState>{filtered || pageIndex > 0 ? t('audit.noneMatching') : t('audit.none')}</EmptyState>}
         {list.length > 0 && (
           <Table caption={t('audit.caption')} head={[t('audit.time'), t('audit.actor'), t('audit.action'), t('audit.target'), t('audit.details')]}>
-            {list.map((e) => {
-              const name = actors.name(e.actor)
-              return (
+            {list.map((e) => (
                 <tr key={e.id}>
                   <td className={cellClass + ' whitespace-nowrap'}>
                     <time dateTime={e.created_at}>{formatTime(e.created_at, i18n.language)}</time>
                   </td>
                   <td className={cellClass}>
-                    {name ?? <span className="font-mono">{e.actor}</span>}
-                    {name && <span className="block font-mono text-xs text-slate-600 dark:text-slate-400">{e.actor}</span>}
+                    <Named id={e.actor} name={actors.name(e.actor)} />
                   </td>
                   <td className={cellClass + ' font-mono'}>{e.action}</td>
-                  <td className={cellClass + ' font-mono'}>{e.target}</td>
-                  <td className={cellClass + ' break-all text-xs'}>{detailText(e.details)}</td>
+                  <td className={cellClass}>{e.target && <Named id={e.target} name={actors.name(e.target)} />}</td>
+                  <td className={cellClass + ' min-w-40 break-words text-xs'}>{detailText(e.details)}</td>
                 </tr>
-              )
-            })}
+            ))}
           </Table>
         )}
       </div>

@@ -45,6 +45,12 @@ export default function Usage() {
     setParams(next, { replace: true })
   }
 
+  // The numbers' column heads align with their right-aligned numbers.
+  const numberHeads = (['requests', 'errors', 'inputTokens', 'outputTokens', 'totalTokens'] as const).map((k) => (
+    <span key={k} className="block text-right">
+      {t('usage.' + k)}
+    </span>
+  ))
   const agentName = (k: string) => k || t('usage.noAgent')
   const actorName = (k: string) => (k ? (actors.name(k) ?? k) : t('usage.unknownActor'))
   const modelName = (k: string) => k
@@ -78,7 +84,7 @@ export default function Usage() {
             <Legend />
             <BarChart rows={chart} label={barSummary(title, sorted, name)} />
             <div className="mt-3 overflow-x-auto">
-              <Table caption={t('usage.tableOf', { what: title, period })} head={[head, t('usage.requests'), t('usage.errors'), t('usage.inputTokens'), t('usage.outputTokens'), t('usage.totalTokens')]}>
+              <Table caption={t('usage.tableOf', { what: title, period })} head={[head, ...numberHeads]}>
                 {sorted.map((r) => (
                   <tr key={r.key}>
                     <th scope="row" className={cellClass + ' text-left font-normal' + (mono && r.key && name(r.key) === r.key ? ' font-mono' : '')}>
@@ -152,7 +158,7 @@ export default function Usage() {
                 })}
               />
               <div className="mt-3 overflow-x-auto">
-                <Table caption={t('usage.tableOf', { what: t('usage.perDay'), period })} head={[t('usage.day'), t('usage.requests'), t('usage.errors'), t('usage.inputTokens'), t('usage.outputTokens'), t('usage.totalTokens')]}>
+                <Table caption={t('usage.tableOf', { what: t('usage.perDay'), period })} head={[t('usage.day'), ...numberHeads]}>
                   {days.map((r) => (
                     <tr key={r.key}>
                       <th scope="row" className={cellClass + ' text-left font-normal'}>
