@@ -19,6 +19,12 @@ func (p *Platform) Usage(ctx context.Context, workspaceID string, since time.Tim
 	return p.store.Usage().Summary(ctx, workspaceID, since)
 }
 
+// UsageBy totals the workspace's usage since since per group of by (a
+// day in UTC, an agent, an actor or a provider/model).
+func (p *Platform) UsageBy(ctx context.Context, workspaceID string, since time.Time, by store.UsageGroup) ([]store.UsageTotal, error) {
+	return p.store.Usage().SummaryBy(ctx, workspaceID, since, by)
+}
+
 // AuditLog returns a page of the audit events f selects.
 func (p *Platform) AuditLog(ctx context.Context, f store.AuditFilter) (store.AuditPage, error) {
 	return p.store.AuditLog().List(ctx, f)

@@ -358,15 +358,50 @@ func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": ps})
 }
 
+// usageGroupNames lists the values of by for an error message.
+var usageGroupNames = func() string {
+	names := make([]string, len(store.UsageGroups))
+	for i, g := range store.UsageGroups {
+		names[i] = string(g)
+	}
+	return strings.Join(names, ", ")
+}()
+
+// usage serves GET /api/usage: the workspace's model usage since since
+// (RFC 3339, default a day ago). Without by it totals per agent, provider
+// and model (store.UsageSummary rows); by=day|agent|actor|model totals per
+// that group instead (store.UsageTotal rows keyed by the group, days in
+// UTC, oldest first), which the studio's usage charts read:
+//
+//	GET /api/usage?since=2026-01-01T00:00:00Z&by=day
+//	→ {"since": "...", "by": "day", "data": [{"key": "2026-01-01", "requests": 3, "input_tokens": 120, ...}]}
 func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
 	since := time.Now().Add(-24 * time.Hour)
-	if v := r.URL.Query().Get("since"); v != "" {
+	if v := q.Get("since"); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
 			apierr.Write(w, apierr.BadRequest("since", "since must be an RFC 3339 time such as 2026-01-02T15:04:05Z"))
 			return
 		}
 		since = t
+	}
+	if q.Has("by") {
+		by := store.UsageGroup(q.Get("by"))
+		if !by.Valid() {
+			apierr.Write(w, apierr.BadRequest("by", "by "+strconv.Quote(string(by))+" is not a usage group; use one of "+usageGroupNames))
+			return
+		}
+		totals, err := s.p.UsageBy(r.Context(), workspace(r), since, by)
+		if err != nil {
+			storeError(w, err)
+			return
+		}
+		if totals == nil {
+			totals = []store.UsageTotal{}
+		}
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"since": since.UTC(), "by": by, "data": totals})
+		return
 	}
 	sum, err := s.p.Usage(r.Context(), workspace(r), since)
 	if err != nil {

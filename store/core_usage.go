@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -51,6 +52,17 @@ func (r usage) Summary(ctx context.Context, workspaceID string, since time.Time)
 	out, err := r.c.d.UsageSummary(ctx, &UsageSummaryParams{WorkspaceID: workspaceID, Since: Timestamp(since)})
 	if err != nil {
 		return nil, r.c.errorf("summarize usage: %w", err)
+	}
+	return out, nil
+}
+
+func (r usage) SummaryBy(ctx context.Context, workspaceID string, since time.Time, by UsageGroup) ([]UsageTotal, error) {
+	if !by.Valid() {
+		return nil, r.c.errorf("summarize usage: %w", fmt.Errorf("%w: usage group %q is unknown; use one of %v", ErrInvalid, by, UsageGroups))
+	}
+	out, err := r.c.d.UsageSummaryBy(ctx, &UsageSummaryByParams{WorkspaceID: workspaceID, Since: Timestamp(since), By: by})
+	if err != nil {
+		return nil, r.c.errorf("summarize usage by %s: %w", by, err)
 	}
 	return out, nil
 }

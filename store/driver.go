@@ -445,6 +445,9 @@ type UsageDriver interface {
 	// UsageSummary totals the records created at or after p.Since per
 	// agent, provider and model, ordered bytewise by those three.
 	UsageSummary(ctx context.Context, p *UsageSummaryParams) ([]UsageSummary, error)
+	// UsageSummaryBy totals the records created at or after p.Since per
+	// group of p.By (valid), ordered bytewise by key; days are UTC.
+	UsageSummaryBy(ctx context.Context, p *UsageSummaryByParams) ([]UsageTotal, error)
 }
 
 // UsageInsertParams are the rows UsageInsert writes; there is at least one.
@@ -463,6 +466,13 @@ type UsageListParams struct {
 type UsageSummaryParams struct {
 	WorkspaceID string
 	Since       time.Time
+}
+
+// UsageSummaryByParams select the records UsageSummaryBy totals and how.
+type UsageSummaryByParams struct {
+	WorkspaceID string
+	Since       time.Time
+	By          UsageGroup
 }
 
 // UploadDriver holds the verbs of Uploads.

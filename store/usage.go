@@ -87,6 +87,52 @@ type UsageSummary struct {
 	UpstreamMs int64 `json:"upstream_ms"`
 }
 
+// UsageGroup is what Usage.SummaryBy totals usage per.
+type UsageGroup string
+
+// The groups of Usage.SummaryBy.
+const (
+	// UsageByDay totals per calendar day in UTC, keyed "2006-01-02".
+	UsageByDay UsageGroup = "day"
+	// UsageByAgent totals per agent name; requests that named a model
+	// rather than an agent have the empty key.
+	UsageByAgent UsageGroup = "agent"
+	// UsageByActor totals per UsageRecord.Actor ("user:<id>",
+	// "apikey:<id>", …); records without an actor have the empty key.
+	UsageByActor UsageGroup = "actor"
+	// UsageByModel totals per provider and model, keyed "provider/model"
+	// as agents name a model.
+	UsageByModel UsageGroup = "model"
+)
+
+// UsageGroups lists every UsageGroup, in the order people read them.
+var UsageGroups = []UsageGroup{UsageByDay, UsageByAgent, UsageByActor, UsageByModel}
+
+// Valid reports whether g is one of UsageGroups.
+func (g UsageGroup) Valid() bool {
+	switch g {
+	case UsageByDay, UsageByAgent, UsageByActor, UsageByModel:
+		return true
+	}
+	return false
+}
+
+// UsageTotal totals the usage of one group of a UsageGroup.
+type UsageTotal struct {
+	// Key names the group: a day, an agent, an actor or a provider/model,
+	// as the UsageGroup says.
+	Key string `json:"key"`
+	// Requests counts every record; Errors those with StatusError.
+	Requests     int64 `json:"requests"`
+	Errors       int64 `json:"errors"`
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	CachedTokens int64 `json:"cached_tokens"`
+	// LatencyMs and UpstreamMs are sums; divide by Requests for the mean.
+	LatencyMs  int64 `json:"latency_ms"`
+	UpstreamMs int64 `json:"upstream_ms"`
+}
+
 // DefaultUsageLimit is how many records Usage.List returns when its limit
 // is zero or negative.
 const DefaultUsageLimit = 100
@@ -107,4 +153,8 @@ type Usage interface {
 	// Summary totals the workspace's records created at or after since per
 	// agent, provider and model, ordered by those three.
 	Summary(ctx context.Context, workspaceID string, since time.Time) ([]UsageSummary, error)
+	// SummaryBy totals the workspace's records created at or after since
+	// per group of by, ordered bytewise by key (days, so, oldest first).
+	// A by that is not one of UsageGroups gives ErrInvalid.
+	SummaryBy(ctx context.Context, workspaceID string, since time.Time, by UsageGroup) ([]UsageTotal, error)
 }

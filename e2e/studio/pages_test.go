@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
@@ -86,6 +87,11 @@ func TestEveryPage(t *testing.T) {
 	if _, err := env.Store.Workflows().Create(t.Context(), store.Workflow{WorkspaceID: env.Workspace.ID, Name: "review", Definition: json.RawMessage(pagesFlow)}); err != nil {
 		t.Fatal(err)
 	}
+	// Usage and audit events, so the Usage page draws its charts and the
+	// Audit log its table and pager.
+	now := time.Now()
+	seedUsage(t, env, ownerActor(t, env), now)
+	seedAudit(t, env, ownerActor(t, env), now)
 	res := env.browse(t, everyPageScript, nil)
 	var out struct {
 		SignIn pageCheck   `json:"signin"`

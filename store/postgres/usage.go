@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -63,5 +64,34 @@ func (d driver) UsageSummary(ctx context.Context, p *store.UsageSummaryParams) (
 		WHERE workspace_id = $1 AND created_at >= $2
 		GROUP BY agent, provider, model
 		ORDER BY agent COLLATE "C", provider COLLATE "C", model COLLATE "C"`,
+		p.WorkspaceID, p.Since)
+}
+
+// usageKeys are the SQL of each store.UsageGroup's key; days are
+// calendar days in UTC, whatever the session's time zone.
+var usageKeys = map[store.UsageGroup]string{
+	store.UsageByDay:   `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
+	store.UsageByAgent: `agent`,
+	store.UsageByActor: `actor`,
+	store.UsageByModel: `provider || '/' || model`,
+}
+
+func (d driver) UsageSummaryBy(ctx context.Context, p *store.UsageSummaryByParams) ([]store.UsageTotal, error) {
+	key, ok := usageKeys[p.By]
+	if !ok {
+		return nil, fmt.Errorf("%w: usage group %q is unknown", store.ErrInvalid, p.By)
+	}
+	return queryList(ctx, d.s, func(row pgx.Row) (store.UsageTotal, error) {
+		var s store.UsageTotal
+		err := row.Scan(&s.Key, &s.Requests, &s.Errors,
+			&s.InputTokens, &s.OutputTokens, &s.CachedTokens, &s.LatencyMs, &s.UpstreamMs)
+		return s, err
+	}, `SELECT k, count(*), count(*) FILTER (WHERE status = 'error'),
+			sum(input_tokens), sum(output_tokens), sum(cached_tokens), sum(latency_ms), sum(upstream_ms)
+		FROM (SELECT `+key+` AS k, status, input_tokens, output_tokens, cached_tokens, latency_ms, upstream_ms
+			FROM usage_records
+			WHERE workspace_id = $1 AND created_at >= $2) AS r
+		GROUP BY k
+		ORDER BY k COLLATE "C"`,
 		p.WorkspaceID, p.Since)
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/agentcraftlab/agentcraft/store"
 )
@@ -64,5 +65,33 @@ func (d driver) UsageSummary(ctx context.Context, p *store.UsageSummaryParams) (
 		WHERE workspace_id = ? AND created_at >= ?
 		GROUP BY agent, provider, model
 		ORDER BY agent, provider, model`,
+		p.WorkspaceID, micros(p.Since))
+}
+
+// usageKeys are the SQL of each store.UsageGroup's key. created_at holds
+// microseconds since the epoch, which strftime reads as seconds in UTC.
+var usageKeys = map[store.UsageGroup]string{
+	store.UsageByDay:   `strftime('%Y-%m-%d', created_at / 1000000, 'unixepoch')`,
+	store.UsageByAgent: `agent`,
+	store.UsageByActor: `actor`,
+	store.UsageByModel: `provider || '/' || model`,
+}
+
+func (d driver) UsageSummaryBy(ctx context.Context, p *store.UsageSummaryByParams) ([]store.UsageTotal, error) {
+	key, ok := usageKeys[p.By]
+	if !ok {
+		return nil, fmt.Errorf("%w: usage group %q is unknown", store.ErrInvalid, p.By)
+	}
+	return queryList(ctx, d.s.reader, func(sc scanner) (store.UsageTotal, error) {
+		var s store.UsageTotal
+		err := sc.Scan(&s.Key, &s.Requests, &s.Errors,
+			&s.InputTokens, &s.OutputTokens, &s.CachedTokens, &s.LatencyMs, &s.UpstreamMs)
+		return s, err
+	}, `SELECT `+key+` AS k, count(*), sum(status = 'error'),
+			sum(input_tokens), sum(output_tokens), sum(cached_tokens), sum(latency_ms), sum(upstream_ms)
+		FROM usage_records
+		WHERE workspace_id = ? AND created_at >= ?
+		GROUP BY k
+		ORDER BY k`,
 		p.WorkspaceID, micros(p.Since))
 }

@@ -93,6 +93,81 @@ func testUsage(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("SummaryBy", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		st := open(t)
+		a, b := mustWorkspace(t, st, "a"), mustWorkspace(t, st, "b")
+		u := st.Usage()
+		rec := func(ws store.Workspace, at time.Time, agent, actor, provider, model string, in, out int, status store.Status) store.UsageRecord {
+			return store.UsageRecord{WorkspaceID: ws.ID, Agent: agent, Actor: actor, Provider: provider, Model: model,
+				InputTokens: in, OutputTokens: out, CachedTokens: in / 10, LatencyMs: 100, UpstreamMs: 80, Status: status, CreatedAt: at}
+		}
+		day1 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+		jst := time.FixedZone("JST", 9*3600)
+		records := []store.UsageRecord{
+			// Before since: counted in no group.
+			rec(a, day1.Add(-time.Microsecond), "helper", "user:ann", "openai", "gpt-4o", 5000, 5000, store.StatusOK),
+			// The first instant of 1 May.
+			rec(a, day1, "helper", "user:ann", "openai", "gpt-4o", 100, 10, store.StatusOK),
+			// 08:59 on 2 May in Tokyo is still 1 May in UTC.
+			rec(a, day1.Add(23*time.Hour+59*time.Minute).In(jst), "writer", "apikey:k1", "anthropic", "claude-sonnet", 200, 20, store.StatusError),
+			// 2 May, and the last microsecond of 2 May.
+			rec(a, day1.Add(24*time.Hour), "helper", "apikey:k1", "openai", "gpt-4o", 300, 30, store.StatusOK),
+			rec(a, day1.Add(48*time.Hour-time.Microsecond), "", "", "openai", "gpt-4o-mini", 400, 40, store.StatusOK),
+			// 4 May (nothing on 3 May).
+			rec(a, day1.Add(72*time.Hour+time.Hour), "writer", "user:ann", "anthropic", "claude-sonnet", 500, 50, store.StatusOK),
+			// Another workspace's.
+			rec(b, day1.Add(time.Hour), "helper", "user:ann", "openai", "gpt-4o", 9000, 9000, store.StatusOK),
+		}
+		if err := u.Record(ctx, records...); err != nil {
+			t.Fatalf("Record = %v", err)
+		}
+		total := func(key string, in, out int64, requests, errors int64) store.UsageTotal {
+			return store.UsageTotal{Key: key, Requests: requests, Errors: errors, InputTokens: in, OutputTokens: out,
+				CachedTokens: in / 10, LatencyMs: 100 * requests, UpstreamMs: 80 * requests}
+		}
+		for _, tc := range []struct {
+			by   store.UsageGroup
+			want []store.UsageTotal
+		}{
+			{store.UsageByDay, []store.UsageTotal{
+				total("2026-05-01", 300, 30, 2, 1), total("2026-05-02", 700, 70, 2, 0), total("2026-05-04", 500, 50, 1, 0)}},
+			{store.UsageByAgent, []store.UsageTotal{
+				total("", 400, 40, 1, 0), total("helper", 400, 40, 2, 0), total("writer", 700, 70, 2, 1)}},
+			{store.UsageByActor, []store.UsageTotal{
+				total("", 400, 40, 1, 0), total("apikey:k1", 500, 50, 2, 1), total("user:ann", 600, 60, 2, 0)}},
+			{store.UsageByModel, []store.UsageTotal{
+				total("anthropic/claude-sonnet", 700, 70, 2, 1), total("openai/gpt-4o", 400, 40, 2, 0), total("openai/gpt-4o-mini", 400, 40, 1, 0)}},
+		} {
+			got, err := u.SummaryBy(ctx, a.ID, day1, tc.by)
+			if err != nil {
+				t.Errorf("SummaryBy(a, %s) = %v", tc.by, err)
+				continue
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("SummaryBy(a, since 1 May, %s) mismatch (-want +got):\n%s", tc.by, diff)
+			}
+		}
+		// since bounds the days as it bounds the records: from 12:00 on
+		// 2 May only the last record of that day counts.
+		got, err := u.SummaryBy(ctx, a.ID, day1.Add(36*time.Hour), store.UsageByDay)
+		if err != nil {
+			t.Fatalf("SummaryBy(a, since 2 May noon, day) = %v", err)
+		}
+		if diff := cmp.Diff([]store.UsageTotal{total("2026-05-02", 400, 40, 1, 0), total("2026-05-04", 500, 50, 1, 0)}, got); diff != "" {
+			t.Errorf("SummaryBy(a, since 2 May noon, day) mismatch (-want +got):\n%s", diff)
+		}
+		got, err = u.SummaryBy(ctx, b.ID, day1.Add(72*time.Hour), store.UsageByAgent)
+		if err != nil || len(got) != 0 {
+			t.Errorf("SummaryBy(b, since 4 May) = %+v, %v; want none", got, err)
+		}
+		for _, by := range []store.UsageGroup{"", "week", "Day"} {
+			_, err := u.SummaryBy(ctx, a.ID, day1, by)
+			wantErr(t, fmt.Sprintf("SummaryBy(by %q)", by), err, store.ErrInvalid)
+		}
+	})
+
 	t.Run("RecordDefaults", func(t *testing.T) {
 		t.Parallel()
 		ctx := t.Context()

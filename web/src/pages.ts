@@ -17,4 +17,6 @@ export const pages: Page[] = [
   { path: '/runs', navKey: 'runs.nav', component: lazy(() => import('./pages/Runs')) },
   { path: '/knowledge', navKey: 'knowledge.nav', component: lazy(() => import('./pages/Knowledge')) },
   { path: '/tester', navKey: 'tester.nav', component: lazy(() => import('./pages/Tester')) },
+  { path: '/audit', navKey: 'audit.nav', component: lazy(() => import('./pages/Audit')) },
+  { path: '/usage', navKey: 'usage.nav', component: lazy(() => import('./pages/Usage')) },
 ]
