@@ -16,4 +16,6 @@ export const pages: Page[] = [
   { path: '/studio', navKey: 'studio.nav', component: lazy(() => import('./pages/Studio')) },
   { path: '/runs', navKey: 'runs.nav', component: lazy(() => import('./pages/Runs')) },
   { path: '/knowledge', navKey: 'knowledge.nav', component: lazy(() => import('./pages/Knowledge')) },
+  { path: '/approvals', navKey: 'approvals.nav', component: lazy(() => import('./pages/Approvals')) },
+  { path: '/settings', navKey: 'settings.nav', component: lazy(() => import('./pages/Settings')) },
 ]
