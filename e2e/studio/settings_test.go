@@ -65,6 +65,8 @@ func TestSettingsPage(t *testing.T) {
 		GuestRequests  []string `json:"guest_requests"`
 		GuestRefused   []string `json:"guest_refused"`
 		GuestNotes     int      `json:"guest_notes"`
+		AxeSerious     []string `json:"axe_serious"`
+		LastOwnerError string   `json:"last_owner_error"`
 	}
 	if err := json.Unmarshal(res.Result, &out); err != nil {
 		t.Fatalf("result %s: %v", res.Result, err)
@@ -158,6 +160,17 @@ func TestSettingsPage(t *testing.T) {
 		t.Errorf("GET the invitation link = %d; want 200", r.StatusCode)
 	}
 
+	for _, v := range out.AxeSerious {
+		t.Errorf("axe-core: %s", v)
+	}
+	// The last owner's step down was refused, and said so.
+	if !strings.Contains(out.LastOwnerError, "owner") {
+		t.Errorf("the page's alert on the last owner stepping down = %q; want the server's reason", out.LastOwnerError)
+	}
+	if m, err := env.Store.Members().Get(ctx, env.Workspace.ID, ownerID(t, env)); err != nil || m.Role != store.RoleOwner {
+		t.Errorf("the owner after the refused step down = %+v, %v; want owner", m, err)
+	}
+
 	// bob is an admin now; dan is gone.
 	if m, err := env.Store.Members().Get(ctx, env.Workspace.ID, ids[bobEmail]); err != nil || m.Role != store.RoleAdmin {
 		t.Errorf("bob = %+v, %v; want admin", m, err)
@@ -241,6 +254,7 @@ await keysRegion.getByRole('button', { name: s.keys.create }).click()
 const made = keysRegion.getByRole('region', { name: fill(s.keys.madeTitle, 'ci') })
 await made.getByText(s.keys.shownOnce).waitFor()
 const apiKey = await made.getByRole('textbox', { name: s.keys.secret }).inputValue()
+const axeSerious = seriousOf(await axe()).map((v) => 'with the new key shown: ' + v.id + ' at ' + v.targets.join('; '))
 await made.getByRole('button', { name: s.copy }).click()
 await made.getByRole('status').filter({ hasText: s.copied }).waitFor()
 const clipboard = await page.evaluate(() => navigator.clipboard.readText())
@@ -258,6 +272,8 @@ keyShown.push(...(await shownAnywhere(apiKey)).map((w) => 'after a reload: ' + w
 step('revoke the API key')
 await keyRow.getByRole('button', { name: s.keys.revoke }).click()
 const ask = keyRow.getByRole('group', { name: fill(s.keys.confirmRevoke, 'ci') })
+await ask.waitFor()
+axeSerious.push(...seriousOf(await axe()).map((v) => 'asking to revoke: ' + v.id + ' at ' + v.targets.join('; ')))
 await ask.getByRole('button', { name: s.keys.revoke }).click()
 await status(fill(s.keys.revokedDone, 'ci'))
 await keyRow.filter({ hasText: s.keys.revokedAt.replace(' {{date}}', '').replace('{{date}} ', '') }).waitFor()
@@ -284,9 +300,18 @@ await anyoneRow.getByRole('button', { name: s.invitations.revoke }).click()
 await anyoneRow.getByRole('group').getByRole('button', { name: s.invitations.revoke }).click()
 await anyoneRow.waitFor({ state: 'detached' })
 
-// Make bob an admin; remove dan.
+// Make bob an admin; remove dan. The last owner cannot step down: the
+// server's refusal shows, and the role stays.
 step('change a role, remove a member')
 const members = people.getByRole('table', { name: s.members.caption })
+const ownRole = members.getByRole('combobox', { name: fill(s.members.roleOf, cfg.email) })
+const consoleBefore = consoleErrors.length
+await ownRole.selectOption('admin')
+const lastOwnerError = await people.getByRole('alert').innerText()
+// The browser logs the refusal it was meant to get (409); only that one
+// is forgiven.
+for (let i = consoleErrors.length - 1; i >= consoleBefore; i--) if (/status of 409/.test(consoleErrors[i])) consoleErrors.splice(i, 1)
+if ((await ownRole.inputValue()) !== 'owner') throw new Error('the refused role change left the select at ' + (await ownRole.inputValue()))
 await members.getByRole('combobox', { name: fill(s.members.roleOf, args.bob) }).selectOption('admin')
 await status(s.members.roleSet.replace('{{name}}', args.bob).replace('{{role}}', s.role.admin))
 const danRow = members.getByRole('row').filter({ hasText: args.dan })
@@ -329,6 +354,16 @@ for (const role of ['button', 'textbox', 'combobox']) {
 let guestNotes = 0
 for (const n of [s.workspace.adminOnly, s.credentials.adminOnly, s.keys.adminOnly, s.members.adminOnly]) guestNotes += await main.getByText(n, { exact: true }).count()
 await shot('settings-guest')
-result = { api_key: apiKey, clipboard, key_before: keyBefore, key_after: keyAfter, invitation_link: invitationLink,
+result = { axe_serious: axeSerious, last_owner_error: lastOwnerError, api_key: apiKey, clipboard, key_before: keyBefore, key_after: keyAfter, invitation_link: invitationLink,
   secret_shown: secretShown, key_shown: keyShown, guest_controls: guestControls, guest_requests: guestRequests, guest_refused: guestRefused, guest_notes: guestNotes }
 `
+
+// ownerID is the id of the owner the browser tests sign in as.
+func ownerID(t *testing.T, env *studioEnv) string {
+	t.Helper()
+	u, err := env.Identity.UserByEmail(t.Context(), ownerEmail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.ID
+}
