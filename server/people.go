@@ -531,6 +531,9 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 		identityError(w, err)
 		return
 	}
+	// The key's next request is refused, not served from the cache of
+	// checked keys for up to KeyTTL: the studio says "revoked" at once.
+	s.auth.ForgetKey(r.PathValue("id"))
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -312,6 +312,12 @@ func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
+// ForgetKey drops the key with id from the cache of checked keys, so that
+// a key revoked through this process is refused at its next request
+// rather than up to KeyTTL later. A revocation elsewhere (`agentcraft keys
+// revoke`, another replica) still waits for KeyTTL.
+func (a *Authenticator) ForgetKey(id string) { a.keys.forget(id) }
+
 // Stop waits for the background bookkeeping of key use. Idempotent.
 func (a *Authenticator) Stop() { a.keys.stop() }
 
@@ -418,6 +424,18 @@ func (c *keyCache) touch(k store.APIKey, now time.Time) {
 			c.logger.Warn("api_key_touch_failed", "workspace_id", k.WorkspaceID, "error", err)
 		}
 	}()
+}
+
+// forget drops every cached entry of the key with id (one, unless the
+// hash somehow changed).
+func (c *keyCache) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for h, e := range c.entries {
+		if e.key.ID == id {
+			delete(c.entries, h)
+		}
+	}
 }
 
 func (c *keyCache) stop() { c.wg.Wait() }

@@ -19,4 +19,6 @@ export const pages: Page[] = [
   { path: '/tester', navKey: 'tester.nav', component: lazy(() => import('./pages/Tester')) },
   { path: '/audit', navKey: 'audit.nav', component: lazy(() => import('./pages/Audit')) },
   { path: '/usage', navKey: 'usage.nav', component: lazy(() => import('./pages/Usage')) },
+  { path: '/approvals', navKey: 'approvals.nav', component: lazy(() => import('./pages/Approvals')) },
+  { path: '/settings', navKey: 'settings.nav', component: lazy(() => import('./pages/Settings')) },
 ]

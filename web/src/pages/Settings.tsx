@@ -1,0 +1,34 @@
+import { useTranslation } from 'react-i18next'
+import { EmptyState, PageHeader } from '../components/ui'
+import { CredentialsSection } from '../settings/CredentialsSection'
+import { KeysSection } from '../settings/KeysSection'
+import { MembersSection } from '../settings/MembersSection'
+import { WorkspaceSection } from '../settings/WorkspaceSection'
+import { useSession } from '../session'
+
+/**
+ * Settings is the workspace's name, its provider keys, its API keys and
+ * its members and invitations. Each section shows only what the signed-in
+ * role may do, and asks the server only for what it may read.
+ */
+export default function Settings() {
+  const { t } = useTranslation()
+  const { me, workspace } = useSession()
+  const ws = me?.workspaces.find((w) => w.id === workspace)
+  return (
+    <div className="mx-auto max-w-6xl p-4">
+      <PageHeader title={t('settings.title')} />
+      {!ws ? (
+        <EmptyState>{t('settings.noWorkspace')}</EmptyState>
+      ) : (
+        // Keyed by workspace, so a switch in the top bar starts each section afresh.
+        <div key={ws.id}>
+          <WorkspaceSection ws={ws} />
+          <CredentialsSection ws={ws} />
+          <KeysSection ws={ws} />
+          <MembersSection ws={ws} />
+        </div>
+      )}
+    </div>
+  )
+}
