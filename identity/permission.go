@@ -104,6 +104,18 @@ func Allows(role Role, p Permission) bool {
 	return ok && role.Rank() >= min.Rank()
 }
 
+// PermissionsOf returns the permissions role has, from the guests' to the
+// owners' (what a client shows controls for); none for an unknown role.
+func PermissionsOf(role Role) []Permission {
+	out := []Permission{}
+	for _, q := range permissions {
+		if Allows(role, q.p) {
+			out = append(out, q.p)
+		}
+	}
+	return out
+}
+
 // ScopeAllows reports whether an API key scope leaves p to the role: the
 // empty scope leaves everything, store.APIKeyScopeChat reading and
 // chatting, store.APIKeyScopeRead reading. An unknown scope allows

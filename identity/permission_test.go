@@ -116,3 +116,37 @@ func TestCanAssign(t *testing.T) {
 		t.Error("a chat-only owner key may manage members")
 	}
 }
+
+// TestPermissionsOf checks the list a client shows controls by: each
+// role's permissions are exactly those Allows grants it, in table order.
+func TestPermissionsOf(t *testing.T) {
+	for _, r := range append(Roles(), "nobody") {
+		var want []Permission
+		for _, p := range Permissions() {
+			if Allows(r, p) {
+				want = append(want, p)
+			}
+		}
+		got := PermissionsOf(r)
+		if strings.Join(permStrings(got), ",") != strings.Join(permStrings(want), ",") {
+			t.Errorf("PermissionsOf(%q) = %v, want %v", r, got, want)
+		}
+	}
+	if got := PermissionsOf(RoleGuest); len(got) != 2 || got[0] != PermRead || got[1] != PermChat {
+		t.Errorf("PermissionsOf(guest) = %v, want [read chat]", got)
+	}
+	if got := PermissionsOf(RoleOwner); len(got) != len(Permissions()) {
+		t.Errorf("the owner has %d of %d permissions", len(got), len(Permissions()))
+	}
+	if got := PermissionsOf("nobody"); got == nil || len(got) != 0 {
+		t.Errorf("PermissionsOf(unknown) = %#v, want an empty list", got)
+	}
+}
+
+func permStrings(ps []Permission) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = string(p)
+	}
+	return out
+}

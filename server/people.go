@@ -303,6 +303,10 @@ type workspaceView struct {
 	ID   string        `json:"id"`
 	Name string        `json:"name"`
 	Role identity.Role `json:"role"`
+	// Permissions are what Role allows (identity.PermissionsOf), so a
+	// client shows the controls a member may use without its own copy of
+	// the role table.
+	Permissions []identity.Permission `json:"permissions"`
 }
 
 func (s *Server) workspacesOf(w http.ResponseWriter, r *http.Request, userID string) ([]workspaceView, bool) {
@@ -313,7 +317,7 @@ func (s *Server) workspacesOf(w http.ResponseWriter, r *http.Request, userID str
 	}
 	out := make([]workspaceView, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, workspaceView{ID: m.Workspace.ID, Name: m.Workspace.Name, Role: m.Role})
+		out = append(out, workspaceView{ID: m.Workspace.ID, Name: m.Workspace.Name, Role: m.Role, Permissions: identity.PermissionsOf(m.Role)})
 	}
 	return out, true
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -191,8 +192,11 @@ func TestSignInSetsAHardenedCookieAndMeListsWorkspaces(t *testing.T) {
 	resp, data = b.do("GET", "/api/me", "", nil)
 	var me struct {
 		User       struct{ ID, Email string }
-		Workspaces []struct{ ID, Name, Role string }
-		Via        string
+		Workspaces []struct {
+			ID, Name, Role string
+			Permissions    []string
+		}
+		Via string
 	}
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &me) != nil {
 		t.Fatalf("GET /api/me = %d %s", resp.StatusCode, data)
@@ -200,6 +204,10 @@ func TestSignInSetsAHardenedCookieAndMeListsWorkspaces(t *testing.T) {
 	if me.User.ID != pe.ann.ID || me.User.Email != "ann@example.com" || len(me.Workspaces) != 1 ||
 		me.Workspaces[0].ID != pe.Workspace.ID || me.Workspaces[0].Role != "owner" || me.Via != "session" {
 		t.Errorf("/api/me = %+v", me)
+	}
+	// The owner's permissions, for the studio to show controls by.
+	if len(me.Workspaces) == 1 && (len(me.Workspaces[0].Permissions) != len(identity.Permissions()) || !slices.Contains(me.Workspaces[0].Permissions, "delete_workspace")) {
+		t.Errorf("/api/me permissions = %v, want all %d (owner)", me.Workspaces[0].Permissions, len(identity.Permissions()))
 	}
 
 	// A session reaches the workspace API like a key does.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,6 +66,10 @@ func TestSettingsPage(t *testing.T) {
 		GuestRequests  []string `json:"guest_requests"`
 		GuestRefused   []string `json:"guest_refused"`
 		GuestNotes     int      `json:"guest_notes"`
+		GuestNav       []string `json:"guest_nav"`
+		GuestAudit     []string `json:"guest_audit"`
+		AuditNav       string   `json:"audit_nav"`
+		SettingsNav    string   `json:"settings_nav"`
 		AxeSerious     []string `json:"axe_serious"`
 		LastOwnerError string   `json:"last_owner_error"`
 	}
@@ -190,6 +195,12 @@ func TestSettingsPage(t *testing.T) {
 	}
 	for _, r := range out.GuestRefused {
 		t.Errorf("the guest's page made a request the server refused: %s", r)
+	}
+	if slices.Contains(out.GuestNav, out.AuditNav) || !slices.Contains(out.GuestNav, out.SettingsNav) {
+		t.Errorf("the guest's nav links to %q; want %q but not %q (admins only)", out.GuestNav, out.SettingsNav, out.AuditNav)
+	}
+	for _, r := range out.GuestAudit {
+		t.Errorf("the guest's deep link to the audit log asked for %s; want the not-allowed page and no request", r)
 	}
 	for _, r := range out.GuestRequests {
 		if strings.Contains(r, "/keys") || strings.Contains(r, "/credentials") || strings.Contains(r, "/invitations") {
@@ -354,7 +365,15 @@ for (const role of ['button', 'textbox', 'combobox']) {
 let guestNotes = 0
 for (const n of [s.workspace.adminOnly, s.credentials.adminOnly, s.keys.adminOnly, s.members.adminOnly]) guestNotes += await main.getByText(n, { exact: true }).count()
 await shot('settings-guest')
-result = { axe_serious: axeSerious, last_owner_error: lastOwnerError, api_key: apiKey, clipboard, key_before: keyBefore, key_after: keyAfter, invitation_link: invitationLink,
+// The nav leaves out what a guest may not use (the audit log is for
+// admins), and a deep link there says so instead of asking the server.
+const guestNav = []
+for (const l of await page.getByRole('navigation', { name: 'Pages', exact: true }).getByRole('link').all()) guestNav.push((await l.innerText()).trim())
+await page.goto(url + '/audit')
+await page.getByRole('heading', { level: 1, name: cat('en', 'error').notAllowed }).waitFor()
+await page.waitForLoadState('networkidle')
+const guestAudit = guestRequests.filter((r) => r.includes('/api/audit-logs'))
+result = { guest_nav: guestNav, guest_audit: guestAudit, audit_nav: cat('en', 'audit').nav, settings_nav: s.nav, axe_serious: axeSerious, last_owner_error: lastOwnerError, api_key: apiKey, clipboard, key_before: keyBefore, key_after: keyAfter, invitation_link: invitationLink,
   secret_shown: secretShown, key_shown: keyShown, guest_controls: guestControls, guest_requests: guestRequests, guest_refused: guestRefused, guest_notes: guestNotes }
 `
 

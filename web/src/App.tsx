@@ -1,11 +1,12 @@
 import { Suspense } from 'react'
 import { useTranslation } from 'react-i18next'
 import { BrowserRouter, Link, Navigate, Route, Routes, useLocation } from 'react-router-dom'
+import { allows } from './api'
 import { ErrorBoundary } from './components/ErrorBoundary'
 import { Shell } from './components/Shell'
 import { pages } from './pages'
 import SignIn from './pages/SignIn'
-import { SessionProvider, useSession } from './session'
+import { SessionProvider, useSession, useWorkspace } from './session'
 
 function Loading() {
   const { t } = useTranslation()
@@ -28,8 +29,22 @@ function NotFound() {
   )
 }
 
+/** NotAllowed stands in for a page the user's role may not use (Page.permission). */
+function NotAllowed() {
+  const { t } = useTranslation()
+  return (
+    <div className="p-8">
+      <h1 className="mb-2 text-xl font-semibold">{t('error.notAllowed')}</h1>
+      <Link className="text-indigo-600 underline dark:text-indigo-400" to="/chat">
+        {t('error.home')}
+      </Link>
+    </div>
+  )
+}
+
 function Routed() {
   const { me } = useSession()
+  const ws = useWorkspace()
   const location = useLocation()
   if (me === undefined) return <Loading />
   if (me === null) {
@@ -54,9 +69,13 @@ function Routed() {
             path={p.path + '/*'}
             element={
               <ErrorBoundary key={p.path}>
-                <Suspense fallback={<Loading />}>
-                  <p.component />
-                </Suspense>
+                {p.permission && !allows(ws, p.permission) ? (
+                  <NotAllowed />
+                ) : (
+                  <Suspense fallback={<Loading />}>
+                    <p.component />
+                  </Suspense>
+                )}
               </ErrorBoundary>
             }
           />

@@ -159,10 +159,23 @@ export interface User {
   display_name?: string
 }
 
+/** Permission is one of identity's permissions (identity/permission.go). */
+export type Permission =
+  | 'read' | 'chat' | 'run' | 'edit' | 'approve_low'
+  | 'manage_tools' | 'manage_credentials' | 'manage_members' | 'manage_keys' | 'approve_medium' | 'admin_workspace'
+  | 'approve_high' | 'manage_owners' | 'delete_workspace'
+
 export interface Workspace {
   id: string
   name: string
   role: string
+  /** permissions are what role allows, as the server says (GET /api/me). */
+  permissions: Permission[]
+}
+
+/** allows reports whether the signed-in user's role in ws has p. */
+export function allows(ws: Workspace | undefined, p: Permission): boolean {
+  return !!ws?.permissions?.includes(p)
 }
 
 export interface Me {

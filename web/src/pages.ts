@@ -1,4 +1,5 @@
 import { lazy, type ComponentType, type LazyExoticComponent } from 'react'
+import type { Permission } from './api'
 
 /** Page is one entry of the left nav and its route. */
 export interface Page {
@@ -6,19 +7,24 @@ export interface Page {
   /** navKey is the catalogue key of its name in the nav. */
   navKey: string
   component: LazyExoticComponent<ComponentType>
+  /**
+   * permission, when set, is what the page's API needs (the server's
+   * route permission): the nav hides the page from a role without it,
+   * and a deep link says so instead of loading a page of 403s.
+   */
+  permission?: Permission
 }
 
 // The built pages, in nav order. Each loads on first visit, so the initial
-// bundle stays small as pages are added (the workflow canvas with
-// @xyflow/react will be one more entry here, at /studio).
+// bundle stays small as pages are added.
 export const pages: Page[] = [
   { path: '/chat', navKey: 'chat.nav', component: lazy(() => import('./pages/Chat')) },
   { path: '/studio', navKey: 'studio.nav', component: lazy(() => import('./pages/Studio')) },
   { path: '/runs', navKey: 'runs.nav', component: lazy(() => import('./pages/Runs')) },
   { path: '/knowledge', navKey: 'knowledge.nav', component: lazy(() => import('./pages/Knowledge')) },
-  { path: '/tester', navKey: 'tester.nav', component: lazy(() => import('./pages/Tester')) },
-  { path: '/audit', navKey: 'audit.nav', component: lazy(() => import('./pages/Audit')) },
-  { path: '/usage', navKey: 'usage.nav', component: lazy(() => import('./pages/Usage')) },
   { path: '/approvals', navKey: 'approvals.nav', component: lazy(() => import('./pages/Approvals')) },
+  { path: '/audit', navKey: 'audit.nav', component: lazy(() => import('./pages/Audit')), permission: 'admin_workspace' },
+  { path: '/usage', navKey: 'usage.nav', component: lazy(() => import('./pages/Usage')) },
   { path: '/settings', navKey: 'settings.nav', component: lazy(() => import('./pages/Settings')) },
+  { path: '/tester', navKey: 'tester.nav', component: lazy(() => import('./pages/Tester')) },
 ]

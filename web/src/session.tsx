@@ -1,5 +1,5 @@
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react'
-import { api, APIError, currentWorkspace, setCSRFToken, setUnauthorizedHandler, setWorkspace, type Me, type User } from './api'
+import { api, APIError, currentWorkspace, setCSRFToken, setUnauthorizedHandler, setWorkspace, type Me, type User, type Workspace } from './api'
 
 interface Session {
   /** me is the signed-in user and their workspaces; null when signed out, undefined while loading. */
@@ -17,6 +17,12 @@ export function useSession(): Session {
   const s = useContext(SessionContext)
   if (!s) throw new Error('useSession outside SessionProvider')
   return s
+}
+
+/** useWorkspace is the workspace the signed-in user works in now, with their role and permissions there. */
+export function useWorkspace(): Workspace | undefined {
+  const { me, workspace } = useSession()
+  return me?.workspaces.find((w) => w.id === workspace)
 }
 
 function pickWorkspace(me: Me): string | null {

@@ -3,7 +3,8 @@ import { useTranslation } from 'react-i18next'
 import { NavLink } from 'react-router-dom'
 import { languages } from '../i18n'
 import { pages } from '../pages'
-import { useSession } from '../session'
+import { allows } from '../api'
+import { useSession, useWorkspace } from '../session'
 import { chooseTheme, currentTheme, type Theme } from '../theme'
 
 const control =
@@ -13,6 +14,7 @@ const control =
 export function Shell({ children }: { children: ReactNode }) {
   const { t, i18n } = useTranslation()
   const { me, workspace, chooseWorkspace, signOut } = useSession()
+  const ws = useWorkspace()
   const [theme, setTheme] = useState<Theme>(currentTheme())
   const toggleTheme = () => {
     const next = theme === 'dark' ? 'light' : 'dark'
@@ -57,7 +59,7 @@ export function Shell({ children }: { children: ReactNode }) {
       <div className="flex min-h-0 flex-1">
         <nav aria-label={t('nav.label')} className="w-48 shrink-0 border-r border-slate-200 p-2 dark:border-slate-800">
           <ul>
-            {pages.map((p) => (
+            {pages.filter((p) => !p.permission || allows(ws, p.permission)).map((p) => (
               <li key={p.path}>
                 <NavLink
                   to={p.path}

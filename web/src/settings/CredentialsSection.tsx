@@ -1,8 +1,8 @@
 import { useEffect, useState, type FormEvent } from 'react'
 import { useTranslation } from 'react-i18next'
-import { api, type Workspace } from '../api'
+import { allows, api, type Workspace } from '../api'
 import { Button, cellClass, ErrorAlert, Field, Section, Select, Table, TextInput, useLoad } from '../components/ui'
-import { allows, type Credential, type ProviderInfo } from './api'
+import type { Credential, ProviderInfo } from './api'
 import { Confirm, Done, Note, useDate } from './parts'
 
 // The provider types a key may be stored for without a configured
@@ -18,7 +18,7 @@ const providerTypes = ['openai', 'anthropic']
  */
 export function CredentialsSection({ ws }: { ws: Workspace }) {
   const { t } = useTranslation()
-  const may = allows(ws.role, 'manage_credentials')
+  const may = allows(ws, 'manage_credentials')
   return (
     <Section title={t('settings.credentials.title')}>
       <p className="mb-3 text-sm text-slate-600 dark:text-slate-400">{t('settings.credentials.intro')}</p>

@@ -1,8 +1,8 @@
 import { useState, type FormEvent } from 'react'
 import { useTranslation } from 'react-i18next'
-import { api, type Workspace } from '../api'
+import { allows, api, type Workspace } from '../api'
 import { Button, cellClass, ErrorAlert, Field, Section, Select, Table, TextInput, useLoad } from '../components/ui'
-import { allows, atMost, workspacePath, type APIKey } from './api'
+import { atMost, workspacePath, type APIKey } from './api'
 import { Confirm, Note, Secret, useDate } from './parts'
 
 // The scopes a key may be narrowed to (store.APIKeyScopes).
@@ -18,7 +18,7 @@ export function KeysSection({ ws }: { ws: Workspace }) {
   return (
     <Section title={t('settings.keys.title')}>
       <p className="mb-3 text-sm text-slate-600 dark:text-slate-400">{t('settings.keys.intro')}</p>
-      {allows(ws.role, 'manage_keys') ? <Keys ws={ws} /> : <Note>{t('settings.keys.adminOnly')}</Note>}
+      {allows(ws, 'manage_keys') ? <Keys ws={ws} /> : <Note>{t('settings.keys.adminOnly')}</Note>}
     </Section>
   )
 }

@@ -1,9 +1,9 @@
 import { useState, type FormEvent } from 'react'
 import { useTranslation } from 'react-i18next'
-import { api, type Workspace } from '../api'
+import { allows, api, type Workspace } from '../api'
 import { Button, cellClass, ErrorAlert, Field, Section, Select, Table, TextInput, useLoad } from '../components/ui'
 import { useSession } from '../session'
-import { allows, canAssign, roles, workspacePath, type Invitation, type Member } from './api'
+import { canAssign, roles, workspacePath, type Invitation, type Member } from './api'
 import { Confirm, Note, Secret, useDate } from './parts'
 
 /**
@@ -19,7 +19,7 @@ export function MembersSection({ ws }: { ws: Workspace }) {
   const date = useDate()
   const base = workspacePath(ws.id) + '/members'
   const members = useLoad(() => api<{ members: Member[] | null }>(base).then((r) => r.members ?? []), [ws.id])
-  const manage = allows(ws.role, 'manage_members')
+  const manage = allows(ws, 'manage_members')
   const [error, setError] = useState<unknown>()
   const [done, setDone] = useState('')
 
@@ -57,7 +57,7 @@ export function MembersSection({ ws }: { ws: Workspace }) {
           <Table caption={t('settings.members.caption')} head={[t('settings.members.member'), t('settings.members.role'), t('settings.members.since'), ...(manage ? [t('common.actions')] : [])]}>
             {members.data.map((m) => {
               const mine = m.user_id === me?.user.id
-              const editable = manage && canAssign(ws.role, m.role)
+              const editable = manage && canAssign(ws, m.role)
               return (
                 <tr key={m.user_id}>
                   <td className={cellClass}>
@@ -69,7 +69,7 @@ export function MembersSection({ ws }: { ws: Workspace }) {
                     {editable ? (
                       <Select aria-label={t('settings.members.roleOf', { name: who(m) })} value={m.role} onChange={(e) => void setRole(m, e.target.value)}>
                         {roles
-                          .filter((r) => r === m.role || canAssign(ws.role, r))
+                          .filter((r) => r === m.role || canAssign(ws, r))
                           .map((r) => (
                             <option key={r} value={r}>
                               {t('settings.role.' + r)}
@@ -170,7 +170,7 @@ function Invitations({ ws }: { ws: Workspace }) {
           {(id) => (
             <Select id={id} value={role} onChange={(e) => setRole(e.target.value)}>
               {roles
-                .filter((r) => canAssign(ws.role, r))
+                .filter((r) => canAssign(ws, r))
                 .map((r) => (
                   <option key={r} value={r}>
                     {t('settings.role.' + r)}

@@ -1,9 +1,9 @@
 import { useEffect, useState, type FormEvent } from 'react'
 import { useTranslation } from 'react-i18next'
-import { api, type Workspace } from '../api'
+import { allows, api, type Workspace } from '../api'
 import { Button, ErrorAlert, Field, Section, TextInput } from '../components/ui'
 import { useSession } from '../session'
-import { allows, workspacePath } from './api'
+import { workspacePath } from './api'
 import { Done, Note } from './parts'
 
 /** WorkspaceSection shows the workspace's name and, for admins, renames it. */
@@ -32,7 +32,7 @@ export function WorkspaceSection({ ws }: { ws: Workspace }) {
 
   return (
     <Section title={t('settings.workspace.title')}>
-      {allows(ws.role, 'admin_workspace') ? (
+      {allows(ws, 'admin_workspace') ? (
         <form onSubmit={rename} className="flex flex-wrap items-start gap-3">
           <div className="min-w-64 flex-1">
             <Field label={t('settings.workspace.name')} help={t('settings.workspace.nameHelp')}>

@@ -1,7 +1,10 @@
 // The shapes the settings page reads from the people and management APIs
-// (server/people.go, server/management.go), and the roles' powers as
-// identity/permission.go defines them, so the page shows only the controls
-// the signed-in role may use and never asks for what it may not read.
+// (server/people.go, server/management.go), and which roles the signed-in
+// role may hand out (identity.canAssign). What a role may do comes from
+// the server (Workspace.permissions), so the page shows only the controls
+// it may use and never asks for what it may not read.
+
+import { allows, type Workspace } from '../api'
 
 export type Role = 'owner' | 'admin' | 'member' | 'guest'
 
@@ -10,28 +13,10 @@ export const roles: Role[] = ['owner', 'admin', 'member', 'guest']
 
 const rank: Record<string, number> = { guest: 1, member: 2, admin: 3, owner: 4 }
 
-/** Permission is one of identity's permissions that the page checks. */
-export type Permission = 'read' | 'manage_credentials' | 'manage_members' | 'manage_keys' | 'admin_workspace' | 'manage_owners'
-
-// minRole is each permission's least role (identity.permissions).
-const minRole: Record<Permission, Role> = {
-  read: 'guest',
-  manage_credentials: 'admin',
-  manage_members: 'admin',
-  manage_keys: 'admin',
-  admin_workspace: 'admin',
-  manage_owners: 'owner',
-}
-
-/** allows reports whether role has p (identity.Allows). */
-export function allows(role: string | undefined, p: Permission): boolean {
-  return !!role && (rank[role] ?? 0) >= rank[minRole[p]]
-}
-
-/** canAssign reports whether role may give or take r (identity.canAssign). */
-export function canAssign(role: string | undefined, r: string): boolean {
-  if (r === 'owner') return allows(role, 'manage_owners')
-  return allows(role, 'manage_members') && (rank[r] ?? 0) <= (rank[role ?? ''] ?? 0)
+/** canAssign reports whether the user's role in ws may give or take r (identity.canAssign). */
+export function canAssign(ws: Workspace, r: string): boolean {
+  if (r === 'owner') return allows(ws, 'manage_owners')
+  return allows(ws, 'manage_members') && (rank[r] ?? 0) <= (rank[ws.role] ?? 0)
 }
 
 /** atMost is the roles no higher than role (what a key made by role may hold). */
