@@ -123,3 +123,17 @@ func (s *Server) deleteMCPServer(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// testMCPServer answers POST /api/mcp/servers/{name}/test: it connects to
+// the workspace's server afresh (its stored URL and credentials, through
+// the egress policy), lists its tools and disconnects. The answer is 200
+// whether or not the server answered: connected, and error saying why
+// not, or the tools it offers; 404 for an unknown name.
+func (s *Server) testMCPServer(w http.ResponseWriter, r *http.Request) {
+	res, err := s.p.TestMCPServer(r.Context(), workspace(r), r.PathValue("name"))
+	if err != nil {
+		storeErrorAbout(w, err, "MCP server", r.PathValue("name"))
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, res)
+}

@@ -16,4 +16,6 @@ export const pages: Page[] = [
   { path: '/studio', navKey: 'studio.nav', component: lazy(() => import('./pages/Studio')) },
   { path: '/runs', navKey: 'runs.nav', component: lazy(() => import('./pages/Runs')) },
   { path: '/knowledge', navKey: 'knowledge.nav', component: lazy(() => import('./pages/Knowledge')) },
+  { path: '/agents', navKey: 'agents.nav', component: lazy(() => import('./pages/Agents')) },
+  { path: '/tools', navKey: 'tools.nav', component: lazy(() => import('./pages/Tools')) },
 ]
