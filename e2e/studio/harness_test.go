@@ -87,11 +87,14 @@ type browserResult struct {
 //	englishLeft()      the English catalogue texts the page shows now
 //	                   (text nodes and aria-labels; the product name excepted)
 //	measure(name, ms)  a number for the test to report
+//	expectStatus(n)    an HTTP status the test provokes on purpose (a 409
+//	                   the page shows beside its field): the console line
+//	                   chromium logs for it fails nothing
 //	axe()              runs axe-core on the page as it is now and returns
 //	                   its violations ({id, impact, help, targets});
 //	                   seriousOf(v) keeps the serious and critical ones
 //
-// Console errors (besides 401s) and Content-Security-Policy violations
+// Console errors (besides 401s and expectStatus's) and Content-Security-Policy violations
 // fail the test; a thrown error fails it with the page's text.
 func (e *studioEnv) browse(t *testing.T, body string, args any) browserResult {
 	t.Helper()
@@ -139,6 +142,8 @@ const english = []
 const productName = JSON.parse(readFileSync(cfg.locales + '/en/app.json', 'utf8')).name
 const steps = [], consoleErrors = [], measures = {}
 const step = (s) => steps.push(s)
+const expectedStatus = new Set([401])
+const expectStatus = (n) => expectedStatus.add(n)
 const measure = (name, v) => { measures[name] = v }
 const scriptsBeforeSignIn = []
 let signInShown = false
@@ -212,5 +217,5 @@ const postlude = `
 await browser.close()
 const violations = consoleErrors.filter((e) => e.startsWith('CSP violation'))
 console.log(JSON.stringify({ steps, result, measures, scripts_before_signin: scriptsBeforeSignIn,
-  console: consoleErrors.filter((e) => !e.startsWith('CSP violation') && !/status of 401/.test(e)), csp_violations: violations }))
+  console: consoleErrors.filter((e) => !e.startsWith('CSP violation') && ![...expectedStatus].some((n) => e.includes('status of ' + n + ' '))), csp_violations: violations }))
 `
