@@ -85,7 +85,8 @@ type browserResult struct {
 //	shot(name)         a screenshot when AGENTCRAFT_STUDIO_SCREENSHOTS names a directory
 //	english            every text of the English catalogue (locales/en)
 //	englishLeft()      the English catalogue texts the page shows now
-//	                   (text nodes and aria-labels; the product name excepted)
+//	                   (text nodes and aria-labels; the product name and
+//	                   text inside translate="no", the server's data, excepted)
 //	measure(name, ms)  a number for the test to report
 //	expectStatus(n)    an HTTP status the test provokes on purpose (a 409
 //	                   the page shows beside its field): the console line
@@ -164,7 +165,9 @@ await page.addInitScript(() => {
 const englishLeft = () => page.evaluate(({ english, keep }) => {
   const seen = new Set()
   const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
-  for (let n = w.nextNode(); n; n = w.nextNode()) seen.add(n.textContent.trim())
+  // Text marked translate="no" is data (a tool's description from the
+  // server), not the studio's words, whatever language it is in.
+  for (let n = w.nextNode(); n; n = w.nextNode()) if (!n.parentElement?.closest('[translate=no]')) seen.add(n.textContent.trim())
   for (const el of document.querySelectorAll('[aria-label],[placeholder],[title]')) {
     for (const a of ['aria-label', 'placeholder', 'title']) if (el.hasAttribute(a)) seen.add(el.getAttribute(a).trim())
   }

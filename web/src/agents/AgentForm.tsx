@@ -138,7 +138,7 @@ function Check({ label, checked, onChange, disabled }: { label: ReactNode; check
 }
 
 /** ToolCheck is a tool's checkbox, named by the tool and described by its description. */
-function ToolCheck({ name, description, off, checked, onChange }: { name: string; description: string; off?: boolean; checked: boolean; onChange: (v: boolean) => void }) {
+function ToolCheck({ name, description, data = true, off, checked, onChange }: { name: string; description: string; data?: boolean; off?: boolean; checked: boolean; onChange: (v: boolean) => void }) {
   const { t } = useTranslation()
   const id = useId()
   return (
@@ -149,7 +149,7 @@ function ToolCheck({ name, description, off, checked, onChange }: { name: string
           {name}
         </label>
         {off && <span className="ml-1 text-xs text-amber-800 dark:text-amber-300">{t('agents.toolOff')}</span>}
-        <p id={id + '-d'} className="text-xs text-slate-600 dark:text-slate-400">
+        <p id={id + '-d'} translate={data ? 'no' : undefined} className="text-xs text-slate-600 dark:text-slate-400">
           {description}
         </p>
       </div>
@@ -248,7 +248,7 @@ export function AgentForm({
           ))}
           {extra.map((n) => (
             <li key={n}>
-              <ToolCheck name={n} description={t('agents.toolNotListed')} checked onChange={(v) => toggleTool(n, v)} />
+              <ToolCheck name={n} description={t('agents.toolNotListed')} data={false} checked onChange={(v) => toggleTool(n, v)} />
             </li>
           ))}
         </ul>

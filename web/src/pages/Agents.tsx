@@ -96,7 +96,7 @@ export default function Agents() {
             <tr key={a.id}>
               <td className={cellClass}>
                 <span className="font-medium">{a.name}</span>
-                {a.instructions && <span className="block max-w-xs truncate text-xs text-slate-600 dark:text-slate-400">{a.instructions}</span>}
+                {a.instructions && <span translate="no" className="block max-w-xs truncate text-xs text-slate-600 dark:text-slate-400">{a.instructions}</span>}
               </td>
               <td className={cellClass + ' font-mono'}>{a.model}</td>
               <td className={cellClass + ' font-mono text-xs'}>{a.tools?.length ? a.tools.join(', ') : t('common.none')}</td>

@@ -82,7 +82,7 @@ export function McpServers({ servers, canManage, onChanged }: { servers: MCPServ
                   ) : (
                     <span className="text-red-700 dark:text-red-300">
                       {t('tools.down')}
-                      {s.error && <span className="block text-xs">{s.error}</span>}
+                      {s.error && <span translate="no" className="block text-xs">{s.error}</span>}
                     </span>
                   )}
                 </td>
@@ -111,7 +111,7 @@ export function McpServers({ servers, canManage, onChanged }: { servers: MCPServ
                           <p className="text-green-800 dark:text-green-300">{t('tools.testOK', { count: r.tools.length })}</p>
                           <ul className="list-disc pl-4">
                             {r.tools.map((x) => (
-                              <li key={x.name}>
+                              <li key={x.name} translate="no">
                                 <span className="font-mono">{x.name}</span>
                                 {x.description && ' — ' + x.description}
                               </li>

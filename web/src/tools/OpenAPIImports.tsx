@@ -89,7 +89,7 @@ export function OpenAPIImports({ tools, canManage, onChanged }: { tools: ToolInf
           <p className="mb-1 font-medium">{t('tools.importedCount', { name: result.name, count: result.tools.length })}</p>
           <ul className="list-disc pl-5">
             {result.tools.map((x) => (
-              <li key={x.name}>
+              <li key={x.name} translate="no">
                 <span className="font-mono">{x.name}</span>
                 {x.description && ' — ' + x.description}
               </li>

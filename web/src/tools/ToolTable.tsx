@@ -48,7 +48,7 @@ export function ToolTable({ tools, canManage, onChange }: { tools: ToolInfo[]; c
         {tools.map((x) => (
           <tr key={x.name}>
             <td className={cellClass + ' font-mono'}>{x.name}</td>
-            <td className={cellClass}>{x.description}</td>
+            <td className={cellClass} translate="no">{x.description}</td>
             <td className={cellClass + ' font-mono text-xs'}>{x.source}</td>
             <td className={cellClass}>{t('tools.cap.' + x.capability, { defaultValue: x.capability })}</td>
             <td className={cellClass}>
