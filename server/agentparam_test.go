@@ -26,7 +26,7 @@ func TestAgentErrorsNameTheirField(t *testing.T) {
 		{"no provider in the model", `{"name":"a","model":"gpt-4o"}`, 400, "model", "PROVIDER/MODEL"},
 		{"unknown provider", `{"name":"a","model":"nope/m"}`, 400, "model", "nope"},
 		{"negative max_steps", `{"name":"a","model":"fake/m","max_steps":-1}`, 400, "max_steps", "max_steps is -1"},
-		{"temperature out of range", `{"name":"a","model":"fake/m","temperature":3}`, 400, "temperature", "temperature is 3"},
+		{"temperature out of range", `{"name":"a","model":"fake/m","temperature":3}`, 400, "temperature", "temperature 3;"},
 		{"negative rps", `{"name":"a","model":"fake/m","rate_limit":{"enabled":true,"rps":-2}}`, 400, "rate_limit", "rate_limit.rps"},
 		{"bad pii mode", `{"name":"a","model":"fake/m","pii":{"mode":"shred"}}`, 400, "pii", "pii.mode"},
 		{"negative retries", `{"name":"a","model":"fake/m","retry":{"max_retries":-1}}`, 400, "retry", "retry.max_retries"},

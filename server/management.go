@@ -259,7 +259,7 @@ func checkAgentSpec(spec platform.AgentSpec) *apierr.Error {
 		return apierr.BadRequest("max_tokens", fmt.Sprintf("max_tokens is %d: use 0 for the default or a positive number", spec.MaxTokens))
 	}
 	if t := spec.Temperature; t != nil && !(*t >= store.MinTemperature && *t <= store.MaxTemperature) {
-		return apierr.BadRequest("temperature", fmt.Sprintf("temperature is %v: use a value from %v to %v, or leave it out", *t, store.MinTemperature, store.MaxTemperature))
+		return apierr.BadRequest("temperature", fmt.Sprintf("temperature %v; use a value from %v to %v, or leave it out for the provider's default", *t, store.MinTemperature, store.MaxTemperature))
 	}
 	// Each layer of the middleware alone, so that the error names it.
 	mw := spec.Middleware
