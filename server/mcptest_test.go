@@ -82,3 +82,23 @@ func TestMCPServerTest(t *testing.T) {
 		t.Errorf("workspace b testing a's server = %d %s; want 404", resp.StatusCode, body)
 	}
 }
+
+// TestMCPServerErrorsNameTheirField: a refused server names the field it
+// is about as error.param, for the studio's add form.
+func TestMCPServerErrorsNameTheirField(t *testing.T) {
+	t.Parallel()
+	url := echoMCP(t, "tok")
+	_, _, c := newEnv(t)
+	c.json("POST", "/api/mcp/servers", `{"name":"echo","url":"`+url+`","bearer":"tok"}`, http.StatusCreated, nil)
+	for _, tc := range []struct{ name, body, param, says string }{
+		{"bad name", `{"name":"a__b","url":"` + url + `"}`, "name", "server name"},
+		{"bad url", `{"name":"x","url":"ftp://x"}`, "url", "http://"},
+		{"no url", `{"name":"x"}`, "url", "url is required"},
+		{"name taken", `{"name":"echo","url":"` + url + `"}`, "name", "echo"},
+	} {
+		resp, body := c.do("POST", "/api/mcp/servers", tc.body)
+		if resp.StatusCode/100 != 4 || !strings.Contains(string(body), `"param":"`+tc.param+`"`) || !strings.Contains(string(body), tc.says) {
+			t.Errorf("%s: POST /api/mcp/servers = %d %s; want 4xx with param %s saying %q", tc.name, resp.StatusCode, body, tc.param, tc.says)
+		}
+	}
+}

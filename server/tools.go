@@ -1,12 +1,14 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
+	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool/mcpclient"
 )
 
@@ -107,9 +109,23 @@ func (s *Server) addMCPServer(w http.ResponseWriter, r *http.Request) {
 	if o := b.OAuth; o != nil {
 		spec.OAuth = &mcpclient.OAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes, TokenURL: o.TokenURL}
 	}
+	// The name and the URL checked each alone (beside a valid other), so
+	// that the error names its field for the studio's form.
+	if err := mcpclient.ValidateServer(mcpclient.ServerConfig{Name: spec.Name, URL: "https://mcp.example.com"}); err != nil {
+		apierr.Write(w, apierr.BadRequest("name", err.Error()))
+		return
+	}
+	if err := mcpclient.ValidateServer(mcpclient.ServerConfig{Name: spec.Name, URL: spec.URL}); err != nil {
+		apierr.Write(w, apierr.BadRequest("url", err.Error()))
+		return
+	}
 	info, err := s.p.AddMCPServer(r.Context(), workspace(r), spec)
 	if err != nil {
-		storeError(w, err)
+		e := storeAPIError(err, "server", spec.Name)
+		if errors.Is(err, store.ErrConflict) {
+			e.Param = "name"
+		}
+		apierr.Write(w, e)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, info)
