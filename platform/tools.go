@@ -14,6 +14,7 @@ type (
 	ToolInfo          = catalog.ToolInfo
 	MCPServerSpec     = catalog.MCPServerSpec
 	MCPServerInfo     = catalog.MCPServerInfo
+	MCPServerTest     = catalog.MCPServerTest
 	OpenAPIImportSpec = catalog.OpenAPIImportSpec
 	WorkspaceTool     = catalog.WorkspaceTool
 )
@@ -65,6 +66,12 @@ func (p *Platform) AddMCPServer(ctx context.Context, workspaceID string, spec MC
 // DeleteMCPServer removes the workspace's API server named name.
 func (p *Platform) DeleteMCPServer(ctx context.Context, workspaceID, name string) error {
 	return p.catalog.DeleteMCPServer(ctx, workspaceID, name)
+}
+
+// TestMCPServer connects to the workspace's MCP server named name afresh
+// and lists its tools; see catalog.Catalog.TestMCPServer.
+func (p *Platform) TestMCPServer(ctx context.Context, workspaceID, name string) (MCPServerTest, error) {
+	return p.catalog.TestMCPServer(ctx, workspaceID, name)
 }
 
 // MCPServers lists the MCP servers agents of the workspace can use, with

@@ -36,6 +36,7 @@ func (s *Server) registerManagement() {
 	s.handle("GET /api/mcp/servers", identity.PermRead, s.listMCPServers)
 	s.handle("POST /api/mcp/servers", identity.PermManageTools, s.addMCPServer)
 	s.handle("DELETE /api/mcp/servers/{name}", identity.PermManageTools, s.deleteMCPServer)
+	s.handle("POST /api/mcp/servers/{name}/test", identity.PermManageTools, s.testMCPServer)
 	s.handle("GET /api/usage", identity.PermRead, s.usage)
 }
 
@@ -79,29 +80,50 @@ func storeError(w http.ResponseWriter, err error) { storeErrorAbout(w, err, "", 
 // of kind what ("agent", "workflow"), whose not-found and conflict
 // messages then say which: an agent named "x" already exists.
 func storeErrorAbout(w http.ResponseWriter, err error, what, name string) {
+	apierr.Write(w, storeAPIError(err, what, name))
+}
+
+// storeAPIError is the API error storeErrorAbout writes.
+func storeAPIError(err error, what, name string) *apierr.Error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		msg := plainStoreMessage(err, store.ErrNotFound, "not found")
 		if what != "" && name != "" {
 			msg = fmt.Sprintf("%s %q does not exist in this workspace", what, name)
 		}
-		apierr.Write(w, apierr.NotFound("not_found", msg))
+		return apierr.NotFound("not_found", msg)
 	case errors.Is(err, platform.ErrConfigAgent):
-		apierr.Write(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "defined_in_config", Message: err.Error()})
+		return &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "defined_in_config", Message: err.Error()}
 	case errors.Is(err, store.ErrConflict):
 		msg := plainStoreMessage(err, store.ErrConflict, "conflict with what is stored")
 		if what != "" && name != "" && msg == "already exists" {
 			msg = fmt.Sprintf("%s %s named %q already exists in this workspace: choose another name", article(what), what, name)
 		}
-		apierr.Write(w, &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "conflict", Message: msg})
+		return &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "conflict", Message: msg}
 	case errors.Is(err, store.ErrInvalid):
-		apierr.Write(w, apierr.BadRequest("", plainStoreMessage(err, store.ErrInvalid, "invalid input")))
+		return apierr.BadRequest("", plainStoreMessage(err, store.ErrInvalid, "invalid input"))
 	case errors.Is(err, platform.ErrUnknownProvider), errors.Is(err, tool.ErrUnknownTool), errors.Is(err, platform.ErrInvalidAgent),
 		errors.Is(err, platform.ErrInvalidMCPServer):
-		apierr.Write(w, apierr.BadRequest("", err.Error()))
-	default:
-		apierr.Write(w, &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer, Code: "internal", Message: "internal error"})
+		return apierr.BadRequest("", err.Error())
 	}
+	return &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer, Code: "internal", Message: "internal error"}
+}
+
+// agentError writes err of creating or updating the agent called name,
+// with param naming the field of the agent body it is about (name for a
+// name taken, model for an unknown provider, tools for an unknown tool),
+// so that a form shows the message beside that field.
+func agentError(w http.ResponseWriter, err error, name string) {
+	e := storeAPIError(err, "agent", name)
+	switch {
+	case errors.Is(err, store.ErrConflict), errors.Is(err, platform.ErrConfigAgent):
+		e.Param = "name"
+	case errors.Is(err, platform.ErrUnknownProvider):
+		e.Param = "model"
+	case errors.Is(err, tool.ErrUnknownTool):
+		e.Param = "tools"
+	}
+	apierr.Write(w, e)
 }
 
 // plainStoreMessage is the part of err's text a client may read: what
@@ -209,11 +231,52 @@ func (b agentBody) row(ws string) (store.Agent, *apierr.Error) {
 		}
 		spec.Middleware, spec.ToolProgress = old.Settings, old.ToolProgress
 	}
+	if ae := checkAgentSpec(spec); ae != nil {
+		return store.Agent{}, ae
+	}
 	row, err := spec.Row(ws)
 	if err != nil {
 		return store.Agent{}, apierr.BadRequest("", err.Error())
 	}
 	return row, nil
+}
+
+// checkAgentSpec refuses what the platform and the store would refuse
+// later without saying which field they mean, as a 400 whose param names
+// it (model, max_steps, rate_limit …), for forms that show the message
+// beside that field.
+func checkAgentSpec(spec platform.AgentSpec) *apierr.Error {
+	if spec.Name == "" {
+		return apierr.BadRequest("name", "name is required: the agent's name, unique in the workspace, such as \"writer\"")
+	}
+	if p, m, ok := strings.Cut(spec.Model, "/"); !ok || p == "" || m == "" {
+		return apierr.BadRequest("model", fmt.Sprintf("model %q must be PROVIDER/MODEL, such as ollama/llama3.2 (GET /api/providers lists them)", spec.Model))
+	}
+	if spec.MaxSteps < 0 {
+		return apierr.BadRequest("max_steps", fmt.Sprintf("max_steps is %d: use 0 for the default or a positive number", spec.MaxSteps))
+	}
+	if spec.MaxTokens < 0 {
+		return apierr.BadRequest("max_tokens", fmt.Sprintf("max_tokens is %d: use 0 for the default or a positive number", spec.MaxTokens))
+	}
+	if t := spec.Temperature; t != nil && !(*t >= store.MinTemperature && *t <= store.MaxTemperature) {
+		return apierr.BadRequest("temperature", fmt.Sprintf("temperature %v; use a value from %v to %v, or leave it out for the provider's default", *t, store.MinTemperature, store.MaxTemperature))
+	}
+	// Each layer of the middleware alone, so that the error names it.
+	mw := spec.Middleware
+	for _, part := range []struct {
+		param string
+		s     middleware.Settings
+	}{
+		{"guard", middleware.Settings{Guard: mw.Guard}},
+		{"pii", middleware.Settings{PII: mw.PII}},
+		{"rate_limit", middleware.Settings{RateLimit: mw.RateLimit}},
+		{"retry", middleware.Settings{Retry: mw.Retry}},
+	} {
+		if err := part.s.Validate(); err != nil {
+			return apierr.BadRequest(part.param, err.Error())
+		}
+	}
+	return nil
 }
 
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
@@ -240,7 +303,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := s.p.CreateAgent(r.Context(), row)
 	if err != nil {
-		storeErrorAbout(w, err, "agent", row.Name)
+		agentError(w, err, row.Name)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, a)
@@ -274,7 +337,7 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		storeErrorAbout(w, err, "agent", row.Name)
+		agentError(w, err, row.Name)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, a)

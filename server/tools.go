@@ -1,12 +1,14 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
+	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool/mcpclient"
 )
 
@@ -107,9 +109,23 @@ func (s *Server) addMCPServer(w http.ResponseWriter, r *http.Request) {
 	if o := b.OAuth; o != nil {
 		spec.OAuth = &mcpclient.OAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes, TokenURL: o.TokenURL}
 	}
+	// The name and the URL checked each alone (beside a valid other), so
+	// that the error names its field for the studio's form.
+	if err := mcpclient.ValidateServer(mcpclient.ServerConfig{Name: spec.Name, URL: "https://mcp.example.com"}); err != nil {
+		apierr.Write(w, apierr.BadRequest("name", err.Error()))
+		return
+	}
+	if err := mcpclient.ValidateServer(mcpclient.ServerConfig{Name: spec.Name, URL: spec.URL}); err != nil {
+		apierr.Write(w, apierr.BadRequest("url", err.Error()))
+		return
+	}
 	info, err := s.p.AddMCPServer(r.Context(), workspace(r), spec)
 	if err != nil {
-		storeError(w, err)
+		e := storeAPIError(err, "server", spec.Name)
+		if errors.Is(err, store.ErrConflict) {
+			e.Param = "name"
+		}
+		apierr.Write(w, e)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, info)
@@ -122,4 +138,18 @@ func (s *Server) deleteMCPServer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// testMCPServer answers POST /api/mcp/servers/{name}/test: it connects to
+// the workspace's server afresh (its stored URL and credentials, through
+// the egress policy), lists its tools and disconnects. The answer is 200
+// whether or not the server answered: connected, and error saying why
+// not, or the tools it offers; 404 for an unknown name.
+func (s *Server) testMCPServer(w http.ResponseWriter, r *http.Request) {
+	res, err := s.p.TestMCPServer(r.Context(), workspace(r), r.PathValue("name"))
+	if err != nil {
+		storeErrorAbout(w, err, "MCP server", r.PathValue("name"))
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, res)
 }
