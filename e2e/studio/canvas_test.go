@@ -353,9 +353,13 @@ await page.goto(url + '/studio/' + args.id)
 await page.getByRole('group', { name: 'n1 (Code)', exact: true }).waitFor()
 await page.goto(url + '/studio/' + args.id)
 // performance.now() counts from the navigation's start.
+// Each frame counts the cards first, which is cheap, and checks each one's
+// visibility only once all are there: checking 300 elements every frame
+// would take the main thread from the render being timed.
 const rendered = await page.evaluate((n) => new Promise((resolve) => {
   const tick = () => {
-    const cards = [...document.querySelectorAll('[role="group"][aria-label$=")"]')].filter((el) => el.closest('[aria-label="Workflow canvas"]') && el.checkVisibility({ visibilityProperty: true }))
+    const all = document.querySelectorAll('[aria-label="Workflow canvas"] [role="group"][aria-label$=")"]')
+    const cards = all.length >= n ? [...all].filter((el) => el.checkVisibility({ visibilityProperty: true })) : []
     if (cards.length >= n) resolve({ at: performance.now(), visible: cards.length })
     else requestAnimationFrame(tick)
   }

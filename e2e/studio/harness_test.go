@@ -23,10 +23,13 @@ const (
 
 const chromium = "/usr/bin/chromium"
 
-// The owner every browser test signs in as.
+// The owner every browser test signs in as, and the guest the tests that
+// check what a guest may not do sign in as.
 const (
 	ownerEmail    = "ann@example.com"
 	ownerPassword = "correct horse battery staple"
+	guestEmail    = "gus@example.com"
+	guestPassword = "a guest's long password"
 )
 
 // studioEnv is a whole server with the studio, a fake model and an owner

@@ -17,11 +17,9 @@ import (
 
 // The other people of the settings test, besides the owner who signs in.
 const (
-	guestEmail    = "gus@example.com"
-	guestPassword = "a guest's long password"
-	bobEmail      = "bob@example.com"
-	danEmail      = "dan@example.com"
-	carolEmail    = "carol@example.com"
+	bobEmail   = "bob@example.com"
+	danEmail   = "dan@example.com"
+	carolEmail = "carol@example.com"
 	// providerSecret is the provider key the owner saves: it must never
 	// come back, to the page or into the database in clear.
 	providerSecret = "sk-ant-settings-test-0123456789abcdef"

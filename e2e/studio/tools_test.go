@@ -61,11 +61,6 @@ paths:
       responses: {"200": {description: ok}}
 `
 
-const (
-	guestEmail    = "gus@example.com"
-	guestPassword = "guest password for the studio"
-)
-
 // TestToolsPage turns a tool off, adds an MCP server, tests it, imports an
 // OpenAPI document and deletes both through their dialogs, checking the
 // store; then a guest sees the page and the Agents page without their

@@ -102,6 +102,29 @@ export async function api<T>(path: string, method = 'GET', body?: unknown): Prom
   return apiRequest<T>(path, init)
 }
 
+// Answers asked for before the page that reads them has loaded its code
+// (Page.prefetch), by path, with when they were asked.
+const early = new Map<string, { at: number; answer: Promise<unknown> }>()
+
+/**
+ * prefetch starts GET path now, so that a page whose code is still loading
+ * finds the answer on its way (fetchOnce): on a deep link the request no
+ * longer waits for the page's chunks to download and run.
+ */
+export function prefetch(path: string): void {
+  const answer = api(path)
+  answer.catch(() => {}) // the page that takes it sees the error
+  early.set(path, { at: Date.now(), answer })
+}
+
+/** fetchOnce is api(path), taking the answer prefetch started for it when there is a recent one (each is used once). */
+export function fetchOnce<T>(path: string): Promise<T> {
+  const e = early.get(path)
+  early.delete(path)
+  if (e && Date.now() - e.at < 10_000) return e.answer as Promise<T>
+  return api<T>(path)
+}
+
 /** apiRequest is api for a body that is not a JSON value (FormData, a file's text), init as fetch's. */
 export async function apiRequest<T>(path: string, init: RequestInit): Promise<T> {
   const resp = await apiFetch(path, init)

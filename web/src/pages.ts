@@ -1,5 +1,5 @@
 import { lazy, type ComponentType, type LazyExoticComponent } from 'react'
-import type { Permission } from './api'
+import { prefetch, type Permission } from './api'
 
 /** Page is one entry of the left nav and its route. */
 export interface Page {
@@ -15,11 +15,31 @@ export interface Page {
   permission?: Permission
 }
 
+/**
+ * lazyPrefetching is lazy(load) for the page at base that, when its code
+ * is first asked for, also starts the GETs it will make at once for the
+ * path being opened (gets of the path below base, '' for the page
+ * itself): on a deep link the data comes while the code downloads and
+ * runs, instead of after (the page reads them with api.fetchOnce).
+ */
+function lazyPrefetching(base: string, gets: (rest: string) => string[], load: () => Promise<{ default: ComponentType }>) {
+  return lazy(() => {
+    const here = window.location.pathname
+    if (here.startsWith(base + '/')) for (const p of gets(here.slice(base.length + 1))) prefetch(p)
+    return load()
+  })
+}
+
 // The built pages, in nav order. Each loads on first visit, so the initial
 // bundle stays small as pages are added.
 export const pages: Page[] = [
   { path: '/chat', navKey: 'chat.nav', component: lazy(() => import('./pages/Chat')) },
-  { path: '/studio', navKey: 'studio.nav', component: lazy(() => import('./pages/Studio')) },
+  {
+    path: '/studio',
+    navKey: 'studio.nav',
+    // The canvas of one workflow: its definition and the node kinds.
+    component: lazyPrefetching('/studio', (id) => (id ? [`/api/workflows/${decodeURIComponent(id)}`, '/api/node-kinds'] : []), () => import('./pages/Studio')),
+  },
   { path: '/runs', navKey: 'runs.nav', component: lazy(() => import('./pages/Runs')) },
   { path: '/knowledge', navKey: 'knowledge.nav', component: lazy(() => import('./pages/Knowledge')) },
   { path: '/agents', navKey: 'agents.nav', component: lazy(() => import('./pages/Agents')) },

@@ -1,5 +1,5 @@
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react'
-import { api, APIError, currentWorkspace, setCSRFToken, setUnauthorizedHandler, setWorkspace, type Me, type User, type Workspace } from './api'
+import { allows, api, APIError, currentWorkspace, setCSRFToken, setUnauthorizedHandler, setWorkspace, type Me, type Permission, type User, type Workspace } from './api'
 
 interface Session {
   /** me is the signed-in user and their workspaces; null when signed out, undefined while loading. */
@@ -23,6 +23,11 @@ export function useSession(): Session {
 export function useWorkspace(): Workspace | undefined {
   const { me, workspace } = useSession()
   return me?.workspaces.find((w) => w.id === workspace)
+}
+
+/** useCan reports whether the user's role in the current workspace has p, so pages hide what would be refused. */
+export function useCan(p: Permission): boolean {
+  return allows(useWorkspace(), p)
 }
 
 function pickWorkspace(me: Me): string | null {

@@ -4,10 +4,9 @@ import { api } from '../api'
 import { AgentForm } from '../agents/AgentForm'
 import { ConfirmDialog } from '../agents/ConfirmDialog'
 import { send } from '../agents/request'
-import { useCan } from '../agents/role'
 import type { Agent, ProviderInfo, ToolInfo } from '../agents/types'
 import { Button, cellClass, EmptyState, ErrorAlert, PageHeader, Section, Table, useLoad } from '../components/ui'
-import { useSession } from '../session'
+import { useCan, useSession } from '../session'
 
 /** editing is the form shown: none, a new agent, or the agent of that id. */
 type Editing = null | { mode: 'new' } | { mode: 'edit'; agent: Agent }

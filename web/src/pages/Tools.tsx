@@ -1,13 +1,12 @@
 import { useEffect, useState } from 'react'
 import { useTranslation } from 'react-i18next'
 import { api } from '../api'
-import { useCan } from '../agents/role'
 import { ErrorAlert, PageHeader, Section, useLoad } from '../components/ui'
 import { McpServers } from '../tools/McpServers'
 import { OpenAPIImports } from '../tools/OpenAPIImports'
 import { ToolTable } from '../tools/ToolTable'
 import type { MCPServer, ToolInfo } from '../tools/types'
-import { useSession } from '../session'
+import { useCan, useSession } from '../session'
 
 /** Tools turns the workspace's tools on and off and manages its MCP servers and OpenAPI imports (admins; others read). */
 export default function Tools() {

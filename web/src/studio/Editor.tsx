@@ -20,7 +20,7 @@ import '@xyflow/react/dist/style.css'
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent, type KeyboardEvent } from 'react'
 import { useTranslation } from 'react-i18next'
 import { useNavigate } from 'react-router-dom'
-import { api, apiFetch, apiRequest, errorOf } from '../api'
+import { api, apiFetch, apiRequest, errorOf, fetchOnce } from '../api'
 import { Button, ErrorAlert, PageHeader, Section } from '../components/ui'
 import { useDark } from '../theme'
 import { fromFlow, toFlow, type FlowNode } from '../workflow/graph'
@@ -482,7 +482,7 @@ export function Editor({ id }: { id: string }) {
   const [tick, setTick] = useState(0)
   useEffect(() => {
     let live = true
-    Promise.all([api<StoredWorkflow>(`/api/workflows/${id}`), kinds ? Promise.resolve({ kinds }) : api<{ kinds: KindDescription[] }>('/api/node-kinds')])
+    Promise.all([fetchOnce<StoredWorkflow>(`/api/workflows/${id}`), kinds ? Promise.resolve({ kinds }) : fetchOnce<{ kinds: KindDescription[] }>('/api/node-kinds')])
       .then(([w, k]) => {
         if (!live) return
         setWf(w)
