@@ -3,46 +3,19 @@ package server_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 )
 
-// echoMCP serves an MCP server with one tool, echo, that answers only
-// requests carrying the bearer token.
-func echoMCP(t *testing.T, bearer string) string {
-	t.Helper()
-	srv := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, nil)
-	type echoIn struct {
-		Text string `json:"text"`
-	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echo the text."},
-		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
-		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+bearer {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
-	return hs.URL
-}
-
 func TestMCPServersAPI(t *testing.T) {
 	t.Parallel()
 	env, fake, c := newEnv(t)
 	ctx := context.Background()
-	url := echoMCP(t, "s3cret-token")
+	url := servertest.EchoMCP(t, "s3cret-token")
 	wsB, err := env.Store.Workspaces().GetOrCreate(ctx, "b")
 	if err != nil {
 		t.Fatal(err)

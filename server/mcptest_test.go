@@ -32,7 +32,7 @@ type mcpTestResult struct {
 // is another workspace's server.
 func TestMCPServerTest(t *testing.T) {
 	t.Parallel()
-	url := echoMCP(t, "s3cret-token")
+	url := servertest.EchoMCP(t, "s3cret-token")
 	target, err := neturl.Parse(url)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestMCPServerTest(t *testing.T) {
 // is about as error.param, for the studio's add form.
 func TestMCPServerErrorsNameTheirField(t *testing.T) {
 	t.Parallel()
-	url := echoMCP(t, "tok")
+	url := servertest.EchoMCP(t, "tok")
 	_, _, c := newEnv(t)
 	c.json("POST", "/api/mcp/servers", `{"name":"echo","url":"`+url+`","bearer":"tok"}`, http.StatusCreated, nil)
 	for _, tc := range []struct{ name, body, param, says string }{

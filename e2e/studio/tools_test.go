@@ -1,14 +1,9 @@
 package studio
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/internal/egress"
@@ -17,31 +12,6 @@ import (
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/tool"
 )
-
-// echoMCP serves a streamable HTTP MCP server with one tool, echo, for
-// requests carrying the bearer token. Call it before newStudio, so that
-// the server (and its standing connection here) stops first.
-func echoMCP(t *testing.T, bearer string) string {
-	t.Helper()
-	srv := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, nil)
-	type echoIn struct {
-		Text string `json:"text"`
-	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echo the text."},
-		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
-		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+bearer {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
-	return hs.URL
-}
 
 // zooYAML is the OpenAPI document the tools test pastes.
 const zooYAML = `openapi: 3.0.3
@@ -66,7 +36,7 @@ paths:
 // store; then a guest sees the page and the Agents page without their
 // write controls.
 func TestToolsPage(t *testing.T) {
-	mcpURL := echoMCP(t, "s3cret-token")
+	mcpURL := servertest.EchoMCP(t, "s3cret-token")
 	g, err := (&egress.Policy{Allow: []string{"127.0.0.1"}}).Compile()
 	if err != nil {
 		t.Fatal(err)
