@@ -60,6 +60,10 @@ export function layout(def: Definition): Map<string, { x: number; y: number }> {
 }
 
 /** toFlow turns a definition into React Flow nodes and edges. */
+/** cardWidth and cardHeight are a NodeCard's size before it is measured, in px. */
+const cardWidth = 160
+const cardHeight = 56
+
 export function toFlow(def: Definition, kinds: KindDescription[]): { nodes: FlowNode[]; edges: Edge[] } {
   const byKind = new Map(kinds.map((k) => [k.kind, k]))
   const pos = layout(def)
@@ -67,6 +71,13 @@ export function toFlow(def: Definition, kinds: KindDescription[]): { nodes: Flow
     id: n.id,
     type: 'workflow',
     position: pos.get(n.id) ?? { x: 0, y: 0 },
+    // A card's usual size (NodeCard: min-w-40, two lines): React Flow
+    // shows a node, and fits the view, only once it knows its size, so
+    // with these the first render already draws the graph instead of
+    // waiting a frame for every card to be measured (which then refines
+    // them).
+    initialWidth: cardWidth,
+    initialHeight: cardHeight,
     data: { node: n, kind: byKind.get(n.type) },
   }))
   const edges: Edge[] = def.edges.map((e) => ({
