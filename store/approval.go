@@ -90,7 +90,10 @@ type Approvals interface {
 	List(ctx context.Context, workspaceID string, f ApprovalFilter) ([]Approval, error)
 	// Decide approves (approved true) or rejects the pending approval as
 	// approver at now, and returns the stored row with decided true: this
-	// call made the decision, and its effect is the caller's to apply.
+	// call made the decision, and its effect is the caller's to apply. In
+	// the same transaction the task gets the event {Type approved or
+	// rejected, Actor approver, Payload {"approval_id": id}}, so its
+	// history holds each decision exactly once.
 	// Deciding it again the same way is idempotent: the row as stored,
 	// decided false and no error, so a doubled click or a redelivered
 	// postback applies nothing twice. Deciding it the other way, or once

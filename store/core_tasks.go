@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -234,7 +235,16 @@ func (r approvals) Decide(ctx context.Context, workspaceID, id string, approved 
 		to = ApprovalApproved
 	}
 	at = Timestamp(at)
-	a, err := r.c.d.ApprovalDecide(ctx, &ApprovalDecideParams{WorkspaceID: workspaceID, ID: id, To: to, Approver: approver, Now: at})
+	typ := TaskEventRejected
+	if approved {
+		typ = TaskEventApproved
+	}
+	payload, err := json.Marshal(map[string]string{"approval_id": id})
+	if err != nil {
+		return Approval{}, false, r.c.errorf("decide approval %s: %w", id, err)
+	}
+	ev := TaskEvent{Type: typ, Actor: approver, Payload: payload}
+	a, err := r.c.d.ApprovalDecide(ctx, &ApprovalDecideParams{WorkspaceID: workspaceID, ID: id, To: to, Approver: approver, Now: at, Event: ev})
 	if err == nil {
 		return a, true, nil
 	}

@@ -45,8 +45,9 @@ type TaskDriver interface {
 	// (created_at, then id bytewise, both descending).
 	ApprovalList(ctx context.Context, p *ApprovalListParams) ([]Approval, error)
 	// ApprovalDecide sets p.To, the approver and decided_at in one
-	// statement when the approval is pending and not expired at p.Now;
-	// no row matched is ErrNotFound.
+	// statement when the approval is pending and not expired at p.Now
+	// (no row matched is ErrNotFound), and in the same transaction
+	// appends p.Event, stamped p.Now, to the approval's task.
 	ApprovalDecide(ctx context.Context, p *ApprovalDecideParams) (Approval, error)
 	// ApprovalExpire sets expired the pending approvals whose expires_at
 	// is at or before p.Now (of p.WorkspaceID's p.ID only when p.ID is
@@ -135,6 +136,7 @@ type ApprovalDecideParams struct {
 	To              ApprovalStatus
 	Approver        string
 	Now             time.Time
+	Event           TaskEvent
 }
 
 // ApprovalExpireParams select the approvals ApprovalExpire expires.

@@ -244,13 +244,25 @@ func (d driver) ApprovalList(ctx context.Context, p *store.ApprovalListParams) (
 }
 
 // ApprovalDecide: a concurrent decision waits on the row lock and then
-// re-checks the condition against the decided row, so only one wins.
+// re-checks the condition against the decided row, so only one wins, and
+// only the winner appends the event.
 func (d driver) ApprovalDecide(ctx context.Context, p *store.ApprovalDecideParams) (store.Approval, error) {
-	a, err := scanApproval(d.s.pool.QueryRow(ctx,
-		`UPDATE approvals SET status = $1, approver_user_id = $2, decided_at = $3
-		WHERE workspace_id = $4 AND id = $5 AND status = 'pending' AND (expires_at IS NULL OR expires_at > $3)
-		RETURNING `+approvalColumns,
-		p.To, p.Approver, p.Now, p.WorkspaceID, p.ID))
+	var a store.Approval
+	err := pgx.BeginFunc(ctx, d.s.pool, func(tx pgx.Tx) error {
+		var err error
+		a, err = scanApproval(tx.QueryRow(ctx,
+			`UPDATE approvals SET status = $1, approver_user_id = $2, decided_at = $3
+			WHERE workspace_id = $4 AND id = $5 AND status = 'pending' AND (expires_at IS NULL OR expires_at > $3)
+			RETURNING `+approvalColumns,
+			p.To, p.Approver, p.Now, p.WorkspaceID, p.ID))
+		if err != nil {
+			return err
+		}
+		e := p.Event
+		e.CreatedAt = p.Now
+		_, err = insertTaskEvent(ctx, tx, p.WorkspaceID, a.TaskID, e)
+		return err
+	})
 	return a, mapErr(err)
 }
 

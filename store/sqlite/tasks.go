@@ -280,11 +280,22 @@ func (d driver) ApprovalList(ctx context.Context, p *store.ApprovalListParams) (
 
 func (d driver) ApprovalDecide(ctx context.Context, p *store.ApprovalDecideParams) (store.Approval, error) {
 	t := micros(p.Now)
-	a, err := scanApproval(d.s.writer.QueryRowContext(ctx,
-		`UPDATE approvals SET status = ?, approver_user_id = ?, decided_at = ?
-		WHERE workspace_id = ? AND id = ? AND status = 'pending' AND (expires_at IS NULL OR expires_at > ?)
-		RETURNING `+approvalColumns,
-		p.To, p.Approver, t, p.WorkspaceID, p.ID, t))
+	var a store.Approval
+	err := d.s.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		a, err = scanApproval(tx.QueryRowContext(ctx,
+			`UPDATE approvals SET status = ?, approver_user_id = ?, decided_at = ?
+			WHERE workspace_id = ? AND id = ? AND status = 'pending' AND (expires_at IS NULL OR expires_at > ?)
+			RETURNING `+approvalColumns,
+			p.To, p.Approver, t, p.WorkspaceID, p.ID, t))
+		if err != nil {
+			return err
+		}
+		e := p.Event
+		e.CreatedAt = p.Now
+		_, err = insertTaskEvent(ctx, tx, p.WorkspaceID, a.TaskID, e)
+		return err
+	})
 	return a, mapErr(err)
 }
 

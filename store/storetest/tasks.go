@@ -602,6 +602,17 @@ func testApprovals(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		_, _, err = st.Approvals().Decide(ctx, a.ID, rej.ID, true, "u1", at)
 		wantErr(t, "Decide(approve) of a rejected approval", err, store.ErrConflict)
+
+		// Each decision made is in the task's history once, with its
+		// approver; the repeated and refused ones are not.
+		if diff := cmp.Diff([]string{"1 created u1", "2 approved u1", "3 rejected u1"}, eventLines(t, st, a.ID, task.ID)); diff != "" {
+			t.Errorf("task events after the decisions (-want +got):\n%s", diff)
+		}
+		evs, err := st.Tasks().Events(ctx, a.ID, task.ID, 1, 1)
+		if err != nil || len(evs) != 1 || !cmp.Equal(evs[0].Payload, json.RawMessage(`{"approval_id": "`+ap.ID+`"}`), jsonEqual) ||
+			!evs[0].CreatedAt.Equal(atTS) {
+			t.Errorf("approved event = %+v, %v; want payload naming %s, stamped %v", evs, err, ap.ID, atTS)
+		}
 	})
 
 	t.Run("Expiry", func(t *testing.T) {
@@ -722,6 +733,9 @@ func testApprovals(t *testing.T, open func(t *testing.T) store.Store) {
 			if round%2 == 1 && (results[0] == nil) == (results[1] == nil) {
 				t.Errorf("round %d: opposite decisions gave errors %v; want exactly one conflict", round, results)
 			}
+		}
+		if evs, err := st.Tasks().Events(ctx, a.ID, task.ID, 0, 0); err != nil || len(evs) != 1+4 {
+			t.Errorf("task events = %d, %v; want the created event and one decision per round, 5", len(evs), err)
 		}
 	})
 }
