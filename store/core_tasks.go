@@ -337,6 +337,21 @@ func (r steps) Finish(ctx context.Context, workspaceID, id string, res StepResul
 	return s, nil
 }
 
+func (r steps) Compensate(ctx context.Context, workspaceID, id string) (TaskStep, error) {
+	s, err := r.c.d.StepCompensate(ctx, workspaceID, id)
+	if isNotFound(err) {
+		cur, gerr := r.c.d.StepGet(ctx, workspaceID, id)
+		if gerr != nil {
+			return TaskStep{}, r.c.errorf("compensate step %s: %w", id, ErrNotFound)
+		}
+		return cur, r.c.errorf("compensate step %s: %w: step is %s; only an ok step is compensated", id, ErrConflict, cur.Status)
+	}
+	if err != nil {
+		return TaskStep{}, r.c.errorf("compensate step %s: %w", id, err)
+	}
+	return s, nil
+}
+
 func (r steps) Get(ctx context.Context, workspaceID, id string) (TaskStep, error) {
 	s, err := r.c.d.StepGet(ctx, workspaceID, id)
 	if err != nil {

@@ -64,6 +64,9 @@ type TaskDriver interface {
 	// pending (the undo only when it has none); no row matched is
 	// ErrNotFound.
 	StepFinish(ctx context.Context, p *StepFinishParams) (TaskStep, error)
+	// StepCompensate sets an ok step compensated; no row matched is
+	// ErrNotFound.
+	StepCompensate(ctx context.Context, workspaceID, id string) (TaskStep, error)
 	// StepList returns the task's steps by seq (nil for none, whether or
 	// not the task exists).
 	StepList(ctx context.Context, workspaceID, taskID string) ([]TaskStep, error)

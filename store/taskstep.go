@@ -124,6 +124,11 @@ type Steps interface {
 	// the stored row. A step finished already gives ErrConflict with the
 	// step as stored: evidence is written once, never overwritten.
 	Finish(ctx context.Context, workspaceID, id string, r StepResult) (TaskStep, error)
+	// Compensate marks an ok step compensated once its undo has run (the
+	// undo itself recorded as a step of its own); its output and undo
+	// stay as they were. A step in another status gives ErrConflict with
+	// the step as stored.
+	Compensate(ctx context.Context, workspaceID, id string) (TaskStep, error)
 	// Get returns the workspace's step, or ErrNotFound.
 	Get(ctx context.Context, workspaceID, id string) (TaskStep, error)
 	// GetByKey finds the step by its idempotency key, or ErrNotFound.

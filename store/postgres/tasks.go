@@ -358,6 +358,13 @@ func (d driver) StepFinish(ctx context.Context, p *store.StepFinishParams) (stor
 	return s, mapErr(err)
 }
 
+func (d driver) StepCompensate(ctx context.Context, workspaceID, id string) (store.TaskStep, error) {
+	s, err := scanStep(d.s.pool.QueryRow(ctx,
+		`UPDATE task_steps SET status = 'compensated' WHERE workspace_id = $1 AND id = $2 AND status = 'ok'
+		RETURNING `+stepColumns, workspaceID, id))
+	return s, mapErr(err)
+}
+
 func (d driver) StepList(ctx context.Context, workspaceID, taskID string) ([]store.TaskStep, error) {
 	out, err := queryList(ctx, d.s, scanStep,
 		`SELECT `+stepColumns+` FROM task_steps WHERE workspace_id = $1 AND task_id = $2 ORDER BY seq`, workspaceID, taskID)

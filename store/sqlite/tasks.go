@@ -411,6 +411,13 @@ func (d driver) StepFinish(ctx context.Context, p *store.StepFinishParams) (stor
 	return s, mapErr(err)
 }
 
+func (d driver) StepCompensate(ctx context.Context, workspaceID, id string) (store.TaskStep, error) {
+	s, err := scanStep(d.s.writer.QueryRowContext(ctx,
+		`UPDATE task_steps SET status = 'compensated' WHERE workspace_id = ? AND id = ? AND status = 'ok'
+		RETURNING `+stepColumns, workspaceID, id))
+	return s, mapErr(err)
+}
+
 func (d driver) StepList(ctx context.Context, workspaceID, taskID string) ([]store.TaskStep, error) {
 	out, err := queryList(ctx, d.s.reader, scanStep,
 		`SELECT `+stepColumns+` FROM task_steps WHERE workspace_id = ? AND task_id = ? ORDER BY seq`, workspaceID, taskID)

@@ -815,6 +815,28 @@ func testSteps(t *testing.T, open func(t *testing.T) store.Store) {
 		_, err = st.Steps().Finish(ctx, a.ID, skipped.ID, store.StepResult{Status: store.StepOK})
 		wantErr(t, "Finish of a step recorded skipped", err, store.ErrConflict)
 
+		// Compensation marks the ok step and keeps its evidence.
+		_, err = st.Steps().Compensate(ctx, b.ID, rec.ID)
+		wantErr(t, "Compensate from another workspace", err, store.ErrNotFound)
+		comp, err := st.Steps().Compensate(ctx, a.ID, rec.ID)
+		if err != nil {
+			t.Fatalf("Compensate = %v", err)
+		}
+		wantComp := fin
+		wantComp.Status = store.StepCompensated
+		if diff := cmp.Diff(wantComp, comp, jsonEqual); diff != "" {
+			t.Errorf("Compensate (-want +got):\n%s", diff)
+		}
+		for _, id := range []string{rec.ID, withUndo.ID, skipped.ID} {
+			got, err := st.Steps().Compensate(ctx, a.ID, id)
+			wantErr(t, "Compensate of a step not ok", err, store.ErrConflict)
+			if got.ID != id {
+				t.Errorf("Compensate of a step not ok returned %q, want the stored %s", got.ID, id)
+			}
+		}
+		_, err = st.Steps().Finish(ctx, a.ID, rec.ID, store.StepResult{Status: store.StepOK})
+		wantErr(t, "Finish of a compensated step", err, store.ErrConflict)
+
 		list, err := st.Steps().List(ctx, a.ID, task.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -823,7 +845,7 @@ func testSteps(t *testing.T, open func(t *testing.T) store.Store) {
 		for _, s := range list {
 			keys = append(keys, fmt.Sprintf("%d %s %s", s.Seq, s.IdempotencyKey, s.Status))
 		}
-		if diff := cmp.Diff([]string{"1 " + in.IdempotencyKey + " ok", "2 post#1 error", "3 undo-post#1 skipped"}, keys); diff != "" {
+		if diff := cmp.Diff([]string{"1 " + in.IdempotencyKey + " compensated", "2 post#1 error", "3 undo-post#1 skipped"}, keys); diff != "" {
 			t.Errorf("List (-want +got):\n%s", diff)
 		}
 		_, err = st.Steps().List(ctx, b.ID, task.ID)
