@@ -381,3 +381,101 @@ func (r steps) List(ctx context.Context, workspaceID, taskID string) ([]TaskStep
 	}
 	return out, nil
 }
+
+// Notifications implements Store.
+func (c Core) Notifications() Notifications { return notifications{c} }
+
+// notifications is Notifications on a Driver.
+type notifications struct{ c Core }
+
+func (r notifications) Create(ctx context.Context, n Notification) (Notification, error) {
+	if err := n.Validate(); err != nil {
+		return Notification{}, r.c.errorf("create notification: %w", err)
+	}
+	if n.ID == "" {
+		n.ID = NewID()
+	}
+	if n.Channel == "" {
+		n.Channel = "line"
+	}
+	n.Status, n.Error, n.SentAt = NotificationPending, "", nil
+	n.SendAt = timestampPtr(n.SendAt)
+	n.Payload = cloneJSON(n.Payload)
+	n.CreatedAt = now()
+	if err := r.c.d.NotificationInsert(ctx, &NotificationInsertParams{Notification: n}); err != nil {
+		return Notification{}, r.c.errorf("create notification: %w", err)
+	}
+	return n, nil
+}
+
+func (r notifications) Get(ctx context.Context, workspaceID, id string) (Notification, error) {
+	n, err := r.c.d.NotificationGet(ctx, workspaceID, id)
+	if err != nil {
+		return Notification{}, r.c.errorf("get notification %s: %w", id, err)
+	}
+	return n, nil
+}
+
+func (r notifications) List(ctx context.Context, workspaceID string, f NotificationFilter) ([]Notification, error) {
+	if f.Status != "" && !f.Status.Valid() {
+		return nil, r.c.errorf("list notifications: %w: status %q is unknown", ErrInvalid, f.Status)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	out, err := r.c.d.NotificationList(ctx, &NotificationListParams{WorkspaceID: workspaceID, Status: f.Status, TaskID: f.TaskID, Limit: limit})
+	if err != nil {
+		return nil, r.c.errorf("list notifications: %w", err)
+	}
+	return out, nil
+}
+
+func (r notifications) Due(ctx context.Context, at time.Time, limit int) ([]Notification, error) {
+	if at.IsZero() {
+		return nil, r.c.errorf("list due notifications: %w: the time is zero", ErrInvalid)
+	}
+	if limit <= 0 {
+		limit = 100
+	}
+	out, err := r.c.d.NotificationDue(ctx, &NotificationDueParams{Now: Timestamp(at), Limit: limit})
+	if err != nil {
+		return nil, r.c.errorf("list due notifications: %w", err)
+	}
+	return out, nil
+}
+
+// finish moves a pending notification to p.To; sameOK says a row in p.To
+// already is no error.
+func (r notifications) finish(ctx context.Context, op string, p *NotificationFinishParams, sameOK bool) (Notification, error) {
+	n, err := r.c.d.NotificationFinish(ctx, p)
+	if isNotFound(err) {
+		cur, gerr := r.c.d.NotificationGet(ctx, p.WorkspaceID, p.ID)
+		if gerr != nil {
+			return Notification{}, r.c.errorf("%s notification %s: %w", op, p.ID, ErrNotFound)
+		}
+		if sameOK && cur.Status == p.To {
+			return cur, nil
+		}
+		return cur, r.c.errorf("%s notification %s: %w: notification is %s", op, p.ID, ErrConflict, cur.Status)
+	}
+	if err != nil {
+		return Notification{}, r.c.errorf("%s notification %s: %w", op, p.ID, err)
+	}
+	return n, nil
+}
+
+func (r notifications) MarkSent(ctx context.Context, workspaceID, id string, at time.Time) (Notification, error) {
+	if at.IsZero() {
+		return Notification{}, r.c.errorf("mark notification %s sent: %w: the time is zero", id, ErrInvalid)
+	}
+	t := Timestamp(at)
+	return r.finish(ctx, "mark sent", &NotificationFinishParams{WorkspaceID: workspaceID, ID: id, To: NotificationSent, SentAt: &t}, true)
+}
+
+func (r notifications) MarkFailed(ctx context.Context, workspaceID, id, errText string) (Notification, error) {
+	if errText == "" {
+		return Notification{}, r.c.errorf("mark notification %s failed: %w: the error is empty; say why the channel refused it", id, ErrInvalid)
+	}
+	return r.finish(ctx, "mark failed", &NotificationFinishParams{WorkspaceID: workspaceID, ID: id, To: NotificationFailed, Error: errText}, false)
+}

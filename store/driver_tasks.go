@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// TaskDriver holds the verbs of Tasks, Approvals and Steps. A task row
+// TaskDriver holds the verbs of Tasks, Approvals, Steps and
+// Notifications. A task row
 // keeps the seq of its newest event and of its newest step: an append
 // moves the counter in the statement that also checks the workspace (and,
 // on PostgreSQL, locks the task row), so concurrent appends never share a
@@ -70,6 +71,50 @@ type TaskDriver interface {
 	// StepList returns the task's steps by seq (nil for none, whether or
 	// not the task exists).
 	StepList(ctx context.Context, workspaceID, taskID string) ([]TaskStep, error)
+
+	// NotificationInsert inserts p.Notification, complete (pending); a
+	// task that is not the workspace's is ErrNotFound.
+	NotificationInsert(ctx context.Context, p *NotificationInsertParams) error
+	NotificationGet(ctx context.Context, workspaceID, id string) (Notification, error)
+	// NotificationList returns at most p.Limit notifications, newest
+	// first (created_at, then id bytewise, both descending).
+	NotificationList(ctx context.Context, p *NotificationListParams) ([]Notification, error)
+	// NotificationDue returns at most p.Limit pending notifications of
+	// every workspace whose send_at is NULL or at or before p.Now, by
+	// coalesce(send_at, created_at), then id.
+	NotificationDue(ctx context.Context, p *NotificationDueParams) ([]Notification, error)
+	// NotificationFinish sets p.To (sent or failed), the error and
+	// sent_at (p.SentAt, nil for none) when the notification is pending;
+	// no row matched is ErrNotFound.
+	NotificationFinish(ctx context.Context, p *NotificationFinishParams) (Notification, error)
+}
+
+// NotificationInsertParams is the row NotificationInsert writes.
+type NotificationInsertParams struct {
+	Notification Notification
+}
+
+// NotificationListParams select notifications of one workspace; empty
+// Status and TaskID do not filter; Limit is positive.
+type NotificationListParams struct {
+	WorkspaceID string
+	Status      NotificationStatus
+	TaskID      string
+	Limit       int
+}
+
+// NotificationDueParams select the due notifications.
+type NotificationDueParams struct {
+	Now   time.Time
+	Limit int
+}
+
+// NotificationFinishParams are the arguments of NotificationFinish.
+type NotificationFinishParams struct {
+	WorkspaceID, ID string
+	To              NotificationStatus
+	Error           string
+	SentAt          *time.Time
 }
 
 // TaskInsertParams is the task TaskInsert writes and its created event

@@ -370,3 +370,74 @@ func (d driver) StepList(ctx context.Context, workspaceID, taskID string) ([]sto
 		`SELECT `+stepColumns+` FROM task_steps WHERE workspace_id = $1 AND task_id = $2 ORDER BY seq`, workspaceID, taskID)
 	return out, mapErr(err)
 }
+
+const notificationColumns = `id, workspace_id, task_id, channel, target, kind, payload, status, error, send_at, sent_at, created_at`
+
+func scanNotification(row pgx.Row) (store.Notification, error) {
+	var (
+		n      store.Notification
+		taskID *string
+	)
+	if err := row.Scan(&n.ID, &n.WorkspaceID, &taskID, &n.Channel, &n.Target, &n.Kind, (*[]byte)(&n.Payload), &n.Status,
+		&n.Error, &n.SendAt, &n.SentAt, &n.CreatedAt); err != nil {
+		return store.Notification{}, err
+	}
+	if taskID != nil {
+		n.TaskID = *taskID
+	}
+	n.SendAt, n.SentAt = utc(n.SendAt), utc(n.SentAt)
+	n.CreatedAt = n.CreatedAt.UTC()
+	return n, nil
+}
+
+// NotificationInsert checks the task, when there is one, in the insert:
+// no row inserted is ErrNotFound; an unknown workspace fails the foreign
+// key.
+func (d driver) NotificationInsert(ctx context.Context, p *store.NotificationInsertParams) error {
+	n := p.Notification
+	tag, err := d.s.pool.Exec(ctx,
+		`INSERT INTO notifications (`+notificationColumns+`)
+		SELECT $1, $2, $3, $4, $5, $6, $7, 'pending', '', $8, NULL, $9
+		WHERE $3::text IS NULL OR EXISTS (SELECT 1 FROM tasks WHERE id = $3 AND workspace_id = $2)`,
+		n.ID, n.WorkspaceID, nullString(n.TaskID), n.Channel, n.Target, n.Kind, nullJSON(n.Payload), n.SendAt, n.CreatedAt)
+	if err != nil {
+		return mapErr(err)
+	}
+	if affected(tag) != nil {
+		return fmt.Errorf("%w: task %s does not exist in the workspace", store.ErrNotFound, n.TaskID)
+	}
+	return nil
+}
+
+func (d driver) NotificationGet(ctx context.Context, workspaceID, id string) (store.Notification, error) {
+	n, err := scanNotification(d.s.pool.QueryRow(ctx,
+		`SELECT `+notificationColumns+` FROM notifications WHERE workspace_id = $1 AND id = $2`, workspaceID, id))
+	return n, mapErr(err)
+}
+
+func (d driver) NotificationList(ctx context.Context, p *store.NotificationListParams) ([]store.Notification, error) {
+	out, err := queryList(ctx, d.s, scanNotification,
+		`SELECT `+notificationColumns+` FROM notifications
+		WHERE workspace_id = $1 AND ($2 = '' OR status = $2) AND ($3 = '' OR task_id = $3)
+		ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $4`,
+		p.WorkspaceID, string(p.Status), p.TaskID, p.Limit)
+	return out, mapErr(err)
+}
+
+func (d driver) NotificationDue(ctx context.Context, p *store.NotificationDueParams) ([]store.Notification, error) {
+	// The WHERE clause repeats the notifications_due index's.
+	out, err := queryList(ctx, d.s, scanNotification,
+		`SELECT `+notificationColumns+` FROM notifications
+		WHERE status = 'pending' AND coalesce(send_at, created_at) <= $1
+		ORDER BY coalesce(send_at, created_at), id COLLATE "C" LIMIT $2`, p.Now, p.Limit)
+	return out, mapErr(err)
+}
+
+func (d driver) NotificationFinish(ctx context.Context, p *store.NotificationFinishParams) (store.Notification, error) {
+	n, err := scanNotification(d.s.pool.QueryRow(ctx,
+		`UPDATE notifications SET status = $1, error = $2, sent_at = $3
+		WHERE workspace_id = $4 AND id = $5 AND status = 'pending'
+		RETURNING `+notificationColumns,
+		p.To, p.Error, p.SentAt, p.WorkspaceID, p.ID))
+	return n, mapErr(err)
+}

@@ -423,3 +423,91 @@ func (d driver) StepList(ctx context.Context, workspaceID, taskID string) ([]sto
 		`SELECT `+stepColumns+` FROM task_steps WHERE workspace_id = ? AND task_id = ? ORDER BY seq`, workspaceID, taskID)
 	return out, mapErr(err)
 }
+
+const notificationColumns = `id, workspace_id, task_id, channel, target, kind, payload, status, error, send_at, sent_at, created_at`
+
+func scanNotification(sc scanner) (store.Notification, error) {
+	var (
+		n            store.Notification
+		taskID       sql.NullString
+		sendAt, sent sql.NullInt64
+		created      int64
+	)
+	if err := sc.Scan(&n.ID, &n.WorkspaceID, &taskID, &n.Channel, &n.Target, &n.Kind, (*[]byte)(&n.Payload), &n.Status,
+		&n.Error, &sendAt, &sent, &created); err != nil {
+		return store.Notification{}, err
+	}
+	n.TaskID = taskID.String
+	n.SendAt, n.SentAt = fromNullMicros(sendAt), fromNullMicros(sent)
+	n.CreatedAt = fromMicros(created)
+	return n, nil
+}
+
+// NotificationInsert checks the task, when there is one, in the insert:
+// no row inserted is ErrNotFound; an unknown workspace fails the foreign
+// key.
+func (d driver) NotificationInsert(ctx context.Context, p *store.NotificationInsertParams) error {
+	n := p.Notification
+	var sendAt any
+	if n.SendAt != nil {
+		sendAt = micros(*n.SendAt)
+	}
+	task := nullString(n.TaskID)
+	res, err := d.s.writer.ExecContext(ctx,
+		`INSERT INTO notifications (`+notificationColumns+`)
+		SELECT ?, ?, ?, ?, ?, ?, ?, 'pending', '', ?, NULL, ?
+		WHERE ? IS NULL OR EXISTS (SELECT 1 FROM tasks WHERE id = ? AND workspace_id = ?)`,
+		n.ID, n.WorkspaceID, task, n.Channel, n.Target, n.Kind, nullJSON(n.Payload), sendAt, micros(n.CreatedAt),
+		task, task, n.WorkspaceID)
+	if err != nil {
+		return mapErr(err)
+	}
+	if rowsAffected(res) != nil {
+		return fmt.Errorf("%w: task %s does not exist in the workspace", store.ErrNotFound, n.TaskID)
+	}
+	return nil
+}
+
+func (d driver) NotificationGet(ctx context.Context, workspaceID, id string) (store.Notification, error) {
+	n, err := scanNotification(d.s.reader.QueryRowContext(ctx,
+		`SELECT `+notificationColumns+` FROM notifications WHERE workspace_id = ? AND id = ?`, workspaceID, id))
+	return n, mapErr(err)
+}
+
+func (d driver) NotificationList(ctx context.Context, p *store.NotificationListParams) ([]store.Notification, error) {
+	q := `SELECT ` + notificationColumns + ` FROM notifications WHERE workspace_id = ?`
+	args := []any{p.WorkspaceID}
+	if p.Status != "" {
+		q += ` AND status = ?`
+		args = append(args, p.Status)
+	}
+	if p.TaskID != "" {
+		q += ` AND task_id = ?`
+		args = append(args, p.TaskID)
+	}
+	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	out, err := queryList(ctx, d.s.reader, scanNotification, q, append(args, p.Limit)...)
+	return out, mapErr(err)
+}
+
+func (d driver) NotificationDue(ctx context.Context, p *store.NotificationDueParams) ([]store.Notification, error) {
+	// The WHERE and ORDER BY repeat the notifications_due index's.
+	out, err := queryList(ctx, d.s.reader, scanNotification,
+		`SELECT `+notificationColumns+` FROM notifications
+		WHERE status = 'pending' AND coalesce(send_at, created_at) <= ?
+		ORDER BY coalesce(send_at, created_at), id LIMIT ?`, micros(p.Now), p.Limit)
+	return out, mapErr(err)
+}
+
+func (d driver) NotificationFinish(ctx context.Context, p *store.NotificationFinishParams) (store.Notification, error) {
+	var sent any
+	if p.SentAt != nil {
+		sent = micros(*p.SentAt)
+	}
+	n, err := scanNotification(d.s.writer.QueryRowContext(ctx,
+		`UPDATE notifications SET status = ?, error = ?, sent_at = ?
+		WHERE workspace_id = ? AND id = ? AND status = 'pending'
+		RETURNING `+notificationColumns,
+		p.To, p.Error, sent, p.WorkspaceID, p.ID))
+	return n, mapErr(err)
+}

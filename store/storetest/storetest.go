@@ -22,7 +22,8 @@
 // transitions and conflicts, events numbered in the transaction that
 // causes them, a redelivered message making no second task), approvals
 // (idempotent and raced decisions, expiry) and the evidence ledger of
-// steps (idempotency keys raced by executors, output written once).
+// steps (idempotency keys raced by executors, output written once), and
+// the outbox of notifications (due times, delivery reported once).
 // Subtests run in parallel, each on its own store.
 package storetest
 
@@ -65,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Tasks", func(t *testing.T) { testTasks(t, open) })
 	t.Run("Approvals", func(t *testing.T) { testApprovals(t, open) })
 	t.Run("Steps", func(t *testing.T) { testSteps(t, open) })
+	t.Run("Notifications", func(t *testing.T) { testNotifications(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {

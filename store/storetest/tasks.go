@@ -981,3 +981,189 @@ func testSteps(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 }
+
+func testNotifications(t *testing.T, open func(t *testing.T) store.Store) {
+	t.Run("CreateGetList", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		st := open(t)
+		a, b := mustWorkspace(t, st, "a"), mustWorkspace(t, st, "b")
+		task := mustTask(t, st, a.ID, "t")
+		sent := time.Now()
+		in := store.Notification{WorkspaceID: a.ID, TaskID: task.ID, Target: "U4af4980629", Kind: "approval",
+			Payload: json.RawMessage(`{"approval_id": "ap1", "altText": "承認してください"}`), Error: "ignored", SentAt: &sent}
+		before := time.Now()
+		n, err := st.Notifications().Create(ctx, in)
+		if err != nil {
+			t.Fatalf("Create = %v", err)
+		}
+		after := time.Now()
+		want := in
+		want.Channel, want.Status, want.Error, want.SentAt = "line", store.NotificationPending, "", nil
+		if diff := cmp.Diff(want, n, jsonEqual, cmpIgnore("ID", "CreatedAt")); diff != "" {
+			t.Errorf("Create (-want +got):\n%s", diff)
+		}
+		checkStamp(t, "CreatedAt", n.CreatedAt, before, after)
+		if got, err := st.Notifications().Get(ctx, a.ID, n.ID); err != nil || !cmp.Equal(n, got, jsonEqual) {
+			t.Errorf("Get = %+v, %v; want %+v", got, err, n)
+		}
+		_, err = st.Notifications().Get(ctx, b.ID, n.ID)
+		wantErr(t, "Get from another workspace", err, store.ErrNotFound)
+		_, err = st.Notifications().Create(ctx, store.Notification{WorkspaceID: b.ID, TaskID: task.ID, Target: "U", Kind: "result"})
+		wantErr(t, "Create about a task of another workspace", err, store.ErrNotFound)
+		_, err = st.Notifications().Create(ctx, store.Notification{WorkspaceID: store.NewID(), Target: "U", Kind: "result"})
+		wantErr(t, "Create in an unknown workspace", err, store.ErrNotFound)
+		for name, bad := range map[string]store.Notification{
+			"no target":   {WorkspaceID: a.ID, Kind: "result"},
+			"no kind":     {WorkspaceID: a.ID, Target: "U"},
+			"sent status": {WorkspaceID: a.ID, Target: "U", Kind: "result", Status: store.NotificationSent},
+			"bad payload": {WorkspaceID: a.ID, Target: "U", Kind: "result", Payload: json.RawMessage(`{`)},
+		} {
+			_, err := st.Notifications().Create(ctx, bad)
+			wantErr(t, "Create with "+name, err, store.ErrInvalid)
+		}
+		free, err := st.Notifications().Create(ctx, store.Notification{WorkspaceID: a.ID, Channel: "mail", Target: "sato@example.com", Kind: "result"})
+		if err != nil || free.Channel != "mail" || free.TaskID != "" {
+			t.Fatalf("Create without a task = %+v, %v", free, err)
+		}
+		if _, err := st.Notifications().MarkSent(ctx, a.ID, free.ID, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		ids := func(f store.NotificationFilter) []string {
+			t.Helper()
+			list, err := st.Notifications().List(ctx, a.ID, f)
+			if err != nil {
+				t.Fatalf("List(%+v) = %v", f, err)
+			}
+			var out []string
+			for _, n := range list {
+				out = append(out, n.ID)
+			}
+			return out
+		}
+		for _, c := range []struct {
+			f    store.NotificationFilter
+			want []string
+		}{
+			{store.NotificationFilter{}, []string{free.ID, n.ID}},
+			{store.NotificationFilter{Limit: 1}, []string{free.ID}},
+			{store.NotificationFilter{Status: store.NotificationPending}, []string{n.ID}},
+			{store.NotificationFilter{TaskID: task.ID}, []string{n.ID}},
+		} {
+			if diff := cmp.Diff(c.want, ids(c.f)); diff != "" {
+				t.Errorf("List(%+v) (-want +got):\n%s", c.f, diff)
+			}
+		}
+		if list, err := st.Notifications().List(ctx, b.ID, store.NotificationFilter{}); err != nil || len(list) != 0 {
+			t.Errorf("List of b = %d, %v; want none", len(list), err)
+		}
+	})
+
+	t.Run("DueAndDelivery", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		st := open(t)
+		a, b := mustWorkspace(t, st, "a"), mustWorkspace(t, st, "b")
+		t0 := store.Timestamp(time.Now().Add(time.Hour))
+		mk := func(ws, target string, sendAt *time.Time) store.Notification {
+			t.Helper()
+			n, err := st.Notifications().Create(ctx, store.Notification{WorkspaceID: ws, Target: target, Kind: "reminder", SendAt: sendAt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		at := func(d time.Duration) *time.Time { x := t0.Add(d); return &x }
+		now1 := mk(a.ID, "now-a", nil)
+		now2 := mk(b.ID, "now-b", nil)
+		soon := mk(a.ID, "at t0", at(0))
+		mk(b.ID, "in a day", at(24*time.Hour))
+		targets := func(at time.Time, limit int) []string {
+			t.Helper()
+			due, err := st.Notifications().Due(ctx, at, limit)
+			if err != nil {
+				t.Fatalf("Due = %v", err)
+			}
+			var out []string
+			for _, n := range due {
+				out = append(out, n.Target)
+			}
+			return out
+		}
+		if diff := cmp.Diff([]string{"now-a", "now-b"}, targets(time.Now(), 0)); diff != "" {
+			t.Errorf("Due now (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"now-a", "now-b", "at t0"}, targets(t0, 0)); diff != "" {
+			t.Errorf("Due at t0 (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"now-a"}, targets(t0, 1)); diff != "" {
+			t.Errorf("Due at t0, limit 1 (-want +got):\n%s", diff)
+		}
+
+		sentAt := t0.Add(time.Second)
+		got, err := st.Notifications().MarkSent(ctx, a.ID, now1.ID, sentAt)
+		if err != nil || got.Status != store.NotificationSent || got.SentAt == nil || !got.SentAt.Equal(sentAt) {
+			t.Fatalf("MarkSent = %+v, %v; want sent at %v", got, err, sentAt)
+		}
+		// A second sender reporting the same delivery: no error, unchanged.
+		again, err := st.Notifications().MarkSent(ctx, a.ID, now1.ID, sentAt.Add(time.Minute))
+		if err != nil || !cmp.Equal(got, again, jsonEqual) {
+			t.Errorf("MarkSent again = %+v, %v; want the stored row, no error", again, err)
+		}
+		_, err = st.Notifications().MarkFailed(ctx, a.ID, now1.ID, "too late")
+		wantErr(t, "MarkFailed of a sent notification", err, store.ErrConflict)
+		_, err = st.Notifications().MarkSent(ctx, a.ID, now2.ID, sentAt)
+		wantErr(t, "MarkSent from another workspace", err, store.ErrNotFound)
+		failed, err := st.Notifications().MarkFailed(ctx, b.ID, now2.ID, "LINE: 400 invalid target")
+		if err != nil || failed.Status != store.NotificationFailed || failed.Error != "LINE: 400 invalid target" || failed.SentAt != nil {
+			t.Errorf("MarkFailed = %+v, %v", failed, err)
+		}
+		got, err = st.Notifications().MarkSent(ctx, b.ID, now2.ID, sentAt)
+		wantErr(t, "MarkSent of a failed notification", err, store.ErrConflict)
+		if got.Status != store.NotificationFailed {
+			t.Errorf("MarkSent of a failed notification returned %s, want the stored failed row", got.Status)
+		}
+		_, err = st.Notifications().MarkFailed(ctx, a.ID, soon.ID, "")
+		wantErr(t, "MarkFailed without an error", err, store.ErrInvalid)
+		if diff := cmp.Diff([]string{"at t0"}, targets(t0, 0)); diff != "" {
+			t.Errorf("Due after delivery (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"at t0", "in a day"}, targets(t0.Add(48*time.Hour), 0)); diff != "" {
+			t.Errorf("Due two days on (-want +got):\n%s", diff)
+		}
+		_, err = st.Notifications().Due(ctx, time.Time{}, 0)
+		wantErr(t, "Due at the zero time", err, store.ErrInvalid)
+	})
+
+	t.Run("ConcurrentMarkSent", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		st := open(t)
+		a := mustWorkspace(t, st, "a")
+		n, err := st.Notifications().Create(ctx, store.Notification{WorkspaceID: a.ID, Target: "U", Kind: "result"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var (
+			wg    sync.WaitGroup
+			mu    sync.Mutex
+			stamp = map[time.Time]int{}
+		)
+		for i := range 6 {
+			wg.Go(func() {
+				got, err := st.Notifications().MarkSent(ctx, a.ID, n.ID, time.Now().Add(time.Duration(i)*time.Minute))
+				if err != nil {
+					t.Errorf("MarkSent = %v", err)
+					return
+				}
+				mu.Lock()
+				stamp[*got.SentAt]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if len(stamp) != 1 {
+			t.Errorf("concurrent MarkSent returned %d different sent times, want the one stored: %v", len(stamp), stamp)
+		}
+	})
+}

@@ -1,6 +1,6 @@
--- Tasks, their append-only events, approvals and the steps of their
--- evidence ledger (issue 15, the control plane). Same conventions as
--- 00001: unqualified tables, timestamptz, jsonb.
+-- Tasks, their append-only events, approvals, the steps of their
+-- evidence ledger and the outbox of notifications (issue 15, the control
+-- plane). Same conventions as 00001: unqualified tables, timestamptz, jsonb.
 
 -- +goose Up
 -- event_seq and step_seq are the seqs of the newest event and step: an
@@ -90,7 +90,28 @@ CREATE TABLE task_steps (
     UNIQUE (task_id, seq)
 );
 
+-- The outbox of messages owed on a channel (approval cards, results,
+-- reminders): written with the change that causes them, sent by a worker.
+CREATE TABLE notifications (
+    id           text        PRIMARY KEY,
+    workspace_id text        NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+    task_id      text        REFERENCES tasks (id) ON DELETE CASCADE, -- NULL when about no task
+    channel      text        NOT NULL,
+    target       text        NOT NULL,
+    kind         text        NOT NULL,
+    payload      jsonb,                  -- NULL when none
+    status       text        NOT NULL CHECK (status IN ('pending', 'sent', 'failed')),
+    error        text        NOT NULL,
+    send_at      timestamptz,            -- NULL: due at once
+    sent_at      timestamptz,
+    created_at   timestamptz NOT NULL
+);
+CREATE INDEX notifications_time ON notifications (workspace_id, created_at, id);
+-- Due scans the pending notifications of every workspace.
+CREATE INDEX notifications_due ON notifications (coalesce(send_at, created_at), id) WHERE status = 'pending';
+
 -- +goose Down
+DROP TABLE notifications;
 DROP TABLE task_steps;
 DROP TABLE approvals;
 DROP TABLE task_events;
