@@ -32,6 +32,7 @@ type Driver interface {
 	IdentityDriver
 	ConversationDriver
 	MemoryDriver
+	TaskDriver
 }
 
 // WorkflowDriver holds the verbs of Workflows. A workflow reads with the

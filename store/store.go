@@ -8,7 +8,9 @@
 // settings, the MCP servers added through the API, the imported OpenAPI
 // documents, and the people: users with their external identities,
 // workspace members and roles, browser sessions, invitations and one-time
-// sign-in links; conversations with their messages and memory items). Two
+// sign-in links; conversations with their messages and memory items; tasks
+// with their events, approvals, the steps of their evidence ledger and
+// the outbox of notifications). Two
 // drivers implement it: store/sqlite for a single machine and
 // store/postgres for several; store/storetest is the conformance suite both
 // must pass. Open a driver, run its migrations, then use it:
@@ -80,6 +82,10 @@ type Store interface {
 	SignInLinks() SignInLinks
 	Conversations() Conversations
 	Memories() Memories
+	Tasks() Tasks
+	Approvals() Approvals
+	Steps() Steps
+	Notifications() Notifications
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

@@ -18,7 +18,12 @@
 // users (normalized addresses, the compare-and-swap login state), members
 // (the last owner kept, under concurrent demotions), sessions (idle and
 // absolute expiry), invitations and sign-in links (used once, raced), and
-// conversations whose concurrent appends never share a seq.
+// conversations whose concurrent appends never share a seq; tasks (status
+// transitions and conflicts, events numbered in the transaction that
+// causes them, a redelivered message making no second task), approvals
+// (idempotent and raced decisions, expiry) and the evidence ledger of
+// steps (idempotency keys raced by executors, output written once), and
+// the outbox of notifications (due times, delivery reported once).
 // Subtests run in parallel, each on its own store.
 package storetest
 
@@ -58,6 +63,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Identity", func(t *testing.T) { testIdentity(t, open) })
 	t.Run("Conversations", func(t *testing.T) { testConversations(t, open) })
 	t.Run("Memories", func(t *testing.T) { testMemories(t, open) })
+	t.Run("Tasks", func(t *testing.T) { testTasks(t, open) })
+	t.Run("Approvals", func(t *testing.T) { testApprovals(t, open) })
+	t.Run("Steps", func(t *testing.T) { testSteps(t, open) })
+	t.Run("Notifications", func(t *testing.T) { testNotifications(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {
