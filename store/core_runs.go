@@ -102,7 +102,7 @@ func (r runs) refuse(ctx context.Context, op, workspaceID, id string) (Run, erro
 }
 
 func (r runs) Transition(ctx context.Context, workspaceID, id string, from []RunStatus, to RunStatus, u RunUpdate) (Run, error) {
-	if err := checkTransition(from, to, u); err != nil {
+	if err := checkTransition("run", from, to, u); err != nil {
 		return Run{}, r.c.errorf("transition run %s: %w", id, err)
 	}
 	t := now()
@@ -121,10 +121,14 @@ func (r runs) Transition(ctx context.Context, workspaceID, id string, from []Run
 	return run, nil
 }
 
-// checkTransition validates the arguments of Runs.Transition.
-func checkTransition(from []RunStatus, to RunStatus, u RunUpdate) error {
+// checkTransition validates the arguments of Runs.Transition and
+// Tasks.Transition; noun names what moves ("run", "task").
+func checkTransition[S interface {
+	~string
+	Valid() bool
+}](noun string, from []S, to S, u interface{ Validate() error }) error {
 	if len(from) == 0 {
-		return fmt.Errorf("%w: no from status; list the statuses the run may leave", ErrInvalid)
+		return fmt.Errorf("%w: no from status; list the statuses the %s may leave", ErrInvalid, noun)
 	}
 	for _, s := range from {
 		if !s.Valid() {

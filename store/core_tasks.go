@@ -97,7 +97,7 @@ func (r tasks) List(ctx context.Context, workspaceID string, f TaskFilter) (Task
 }
 
 func (r tasks) Transition(ctx context.Context, workspaceID, id string, from []TaskStatus, to TaskStatus, u TaskUpdate) (Task, error) {
-	if err := checkTaskTransition(from, to, u); err != nil {
+	if err := checkTransition("task", from, to, u); err != nil {
 		return Task{}, r.c.errorf("transition task %s: %w", id, err)
 	}
 	p := &TaskTransitionParams{WorkspaceID: workspaceID, ID: id, From: from, To: to,
@@ -120,22 +120,6 @@ func (r tasks) Transition(ctx context.Context, workspaceID, id string, from []Ta
 		return Task{}, r.c.errorf("transition task %s: %w", id, err)
 	}
 	return t, nil
-}
-
-// checkTaskTransition validates the arguments of Tasks.Transition.
-func checkTaskTransition(from []TaskStatus, to TaskStatus, u TaskUpdate) error {
-	if len(from) == 0 {
-		return fmt.Errorf("%w: no from status; list the statuses the task may leave", ErrInvalid)
-	}
-	for _, s := range from {
-		if !s.Valid() {
-			return fmt.Errorf("%w: from status %q is unknown", ErrInvalid, s)
-		}
-	}
-	if !to.Valid() {
-		return fmt.Errorf("%w: to status %q is unknown", ErrInvalid, to)
-	}
-	return u.Validate()
 }
 
 func (r tasks) AppendEvent(ctx context.Context, workspaceID, taskID string, e TaskEvent) (TaskEvent, error) {
