@@ -2,7 +2,8 @@ import { useId, useState, type FormEvent, type ReactNode } from 'react'
 import { useTranslation } from 'react-i18next'
 import { fieldError, fieldOf } from '../api'
 import { Button, ErrorAlert, Field, Select, TextArea, TextInput } from '../components/ui'
-import { piiLocales, type Agent, type GuardRule, type Middleware, type ProviderInfo, type ToolInfo } from './types'
+import type { ToolInfo } from '../tools/types'
+import { piiLocales, type Agent, type GuardRule, type Middleware, type ProviderInfo } from './types'
 
 // blockedWordsRule is the guard rule the form's "blocked words" box
 // edits; the agent's other rules are kept as they are.

@@ -2,10 +2,11 @@ import { useState } from 'react'
 import { useTranslation } from 'react-i18next'
 import { api } from '../api'
 import { AgentForm } from '../agents/AgentForm'
-import { ConfirmDialog } from '../agents/ConfirmDialog'
-import type { Agent, ProviderInfo, ToolInfo } from '../agents/types'
+import type { Agent, ProviderInfo } from '../agents/types'
+import { ConfirmDialog } from '../components/ConfirmDialog'
 import { Button, cellClass, EmptyState, ErrorAlert, PageHeader, Section, Table, useLoad } from '../components/ui'
 import { useCan, useSession } from '../session'
+import type { ToolInfo } from '../tools/types'
 
 /** editing is the form shown: none, a new agent, or the agent of that id. */
 type Editing = null | { mode: 'new' } | { mode: 'edit'; agent: Agent }

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react'
 import { useTranslation } from 'react-i18next'
-import { ConfirmDialog } from '../agents/ConfirmDialog'
+import { ConfirmDialog } from '../components/ConfirmDialog'
 import { api, fieldError, fieldOf } from '../api'
 import { Button, cellClass, ErrorAlert, Field, Table, TextInput } from '../components/ui'
 import type { MCPServer, MCPTest } from './types'
