@@ -33,17 +33,31 @@ export function setUnauthorizedHandler(f: () => void) {
   onUnauthorized = f
 }
 
-/** APIError is the server's {"error":{"message","code"}} answer. */
+/** APIError is the server's {"error":{"message","code","param"}} answer. */
 export class APIError extends Error {
   status: number
   code: string
   retryAfter: number | null
-  constructor(status: number, message: string, code: string, retryAfter: number | null) {
+  /** param is the field of the request body the error is about ("guard.rules[0].name"), "" when it names none. */
+  param: string
+  constructor(status: number, message: string, code: string, retryAfter: number | null, param = '') {
     super(message)
     this.status = status
     this.code = code
     this.retryAfter = retryAfter
+    this.param = param
   }
+}
+
+/** fieldOf is the top-level field an error's param names: "guard" for "guard.rules[0].name", "" for none. */
+export function fieldOf(err: unknown): string {
+  if (!(err instanceof APIError)) return ''
+  return err.param.split(/[.[]/)[0]
+}
+
+/** fieldError is err's message when it is about the body's field name (fieldOf), so a form shows it beside that field. */
+export function fieldError(err: unknown, name: string): string | undefined {
+  return err instanceof APIError && fieldOf(err) === name ? err.message : undefined
 }
 
 const writes = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -76,20 +90,22 @@ export async function apiFetch(path: string, init: RequestInit = {}): Promise<Re
   return resp
 }
 
-/** errorOf reads a failed response's {"error":{"message","code"}} as an APIError. */
+/** errorOf reads a failed response's {"error":{"message","code","param"}} as an APIError. */
 export async function errorOf(resp: Response): Promise<APIError> {
   let message = resp.statusText
   let code = ''
+  let param = ''
   try {
     const body = await resp.json()
     message = body?.error?.message ?? message
     code = body?.error?.code ?? ''
+    if (typeof body?.error?.param === 'string') param = body.error.param
   } catch {
     // not JSON: keep the status text
   }
   const ra = resp.headers.get('Retry-After')
   const retryAfter = ra && /^\d+$/.test(ra) ? Number(ra) : null
-  return new APIError(resp.status, message, code, retryAfter)
+  return new APIError(resp.status, message, code, retryAfter, param)
 }
 
 /** api calls path and decodes its JSON answer, throwing APIError otherwise. */

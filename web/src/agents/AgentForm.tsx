@@ -1,8 +1,9 @@
 import { useId, useState, type FormEvent, type ReactNode } from 'react'
 import { useTranslation } from 'react-i18next'
+import { fieldError, fieldOf } from '../api'
 import { Button, ErrorAlert, Field, Select, TextArea, TextInput } from '../components/ui'
-import { fieldOf } from './request'
-import { piiLocales, type Agent, type GuardRule, type Middleware, type ProviderInfo, type ToolInfo } from './types'
+import type { ToolInfo } from '../tools/types'
+import { piiLocales, type Agent, type GuardRule, type Middleware, type ProviderInfo } from './types'
 
 // blockedWordsRule is the guard rule the form's "blocked words" box
 // edits; the agent's other rules are kept as they are.
@@ -184,7 +185,7 @@ export function AgentForm({
   const modelsID = useId()
   const set = <K extends keyof Form>(k: K, v: Form[K]) => setF((prev) => ({ ...prev, [k]: v }))
   const field = fieldOf(error)
-  const errorFor = (name: string) => (field === name && error instanceof Error ? error.message : undefined)
+  const errorFor = (name: string) => fieldError(error, name)
   const shown = ['name', 'model', 'instructions', 'max_steps', 'tools', 'guard', 'pii', 'rate_limit', 'retry', 'logging']
   const general = shown.includes(field) ? undefined : error
 

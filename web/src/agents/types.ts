@@ -1,4 +1,5 @@
-// The shapes of /api/agents, /api/tools and /api/providers the agents page reads.
+// The shapes of /api/agents and /api/providers the agents page reads (the
+// tools it offers are tools/types.ts's ToolInfo).
 
 /** GuardRule is one rule of middleware.GuardSettings. */
 export interface GuardRule {
@@ -46,14 +47,6 @@ export interface Agent {
     memory?: unknown
   }
   updated_at: string
-}
-
-export interface ToolInfo {
-  name: string
-  description: string
-  capability: string
-  source: string
-  enabled: boolean
 }
 
 export interface ProviderInfo {

@@ -3,12 +3,7 @@
 // Usage pages both show actors.
 import { api } from '../api'
 import { useLoad } from '../components/ui'
-
-interface Member {
-  user_id: string
-  email?: string
-  display_name?: string
-}
+import { workspacePath, type Member } from '../settings/api'
 
 /** ActorNames maps an actor to what a person recognises, and an e-mail back to its actor. */
 export interface ActorNames {
@@ -24,7 +19,7 @@ export function useActorNames(workspace: string | null): ActorNames {
   const members = useLoad(
     () =>
       workspace
-        ? api<{ members: Member[] }>(`/api/workspaces/${encodeURIComponent(workspace)}/members`).then((r) => r.members)
+        ? api<{ members: Member[] | null }>(workspacePath(workspace) + '/members').then((r) => r.members ?? [])
         : Promise.resolve([] as Member[]),
     [workspace],
   )

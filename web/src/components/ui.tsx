@@ -129,12 +129,13 @@ export function Table({ caption, head, children }: { caption: string; head: Reac
 
 export const cellClass = 'border-b border-slate-100 px-2 py-1 align-top dark:border-slate-800'
 
-/** Loaded is the state of one GET: data, error, and a reload. */
+/** Loaded is the state of one GET: data, error, a reload, and set for a write whose answer is the new data. */
 export interface Loaded<T> {
   data: T | undefined
   error: APIError | Error | undefined
   loading: boolean
   reload: () => void
+  set: (data: T) => void
 }
 
 /** useLoad runs load now and whenever deps change or reload is called. */
@@ -160,5 +161,5 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     }
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick])
-  return { data, error, loading, reload }
+  return { data, error, loading, reload, set: setData }
 }

@@ -2,11 +2,11 @@ import { useState } from 'react'
 import { useTranslation } from 'react-i18next'
 import { api } from '../api'
 import { AgentForm } from '../agents/AgentForm'
-import { ConfirmDialog } from '../agents/ConfirmDialog'
-import { send } from '../agents/request'
-import type { Agent, ProviderInfo, ToolInfo } from '../agents/types'
+import type { Agent, ProviderInfo } from '../agents/types'
+import { ConfirmDialog } from '../components/ConfirmDialog'
 import { Button, cellClass, EmptyState, ErrorAlert, PageHeader, Section, Table, useLoad } from '../components/ui'
 import { useCan, useSession } from '../session'
+import type { ToolInfo } from '../tools/types'
 
 /** editing is the form shown: none, a new agent, or the agent of that id. */
 type Editing = null | { mode: 'new' } | { mode: 'edit'; agent: Agent }
@@ -35,10 +35,10 @@ export default function Agents() {
 
   const save = async (body: Record<string, unknown>) => {
     if (editing?.mode === 'edit') {
-      const a = await send<Agent>('/api/agents/' + encodeURIComponent(editing.agent.id), 'PUT', body)
+      const a = await api<Agent>('/api/agents/' + encodeURIComponent(editing.agent.id), 'PUT', body)
       setNotice(t('agents.saved', { name: a.name }))
     } else {
-      const a = await send<Agent>('/api/agents', 'POST', body)
+      const a = await api<Agent>('/api/agents', 'POST', body)
       setNotice(t('agents.created', { name: a.name }))
     }
     setEditing(null)
@@ -47,7 +47,7 @@ export default function Agents() {
 
   const remove = async () => {
     if (!deleting) return
-    await send('/api/agents/' + encodeURIComponent(deleting.id), 'DELETE')
+    await api('/api/agents/' + encodeURIComponent(deleting.id), 'DELETE')
     setNotice(t('agents.deleted', { name: deleting.name }))
     if (editing?.mode === 'edit' && editing.agent.id === deleting.id) setEditing(null)
     agents.reload()

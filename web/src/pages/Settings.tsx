@@ -4,7 +4,7 @@ import { CredentialsSection } from '../settings/CredentialsSection'
 import { KeysSection } from '../settings/KeysSection'
 import { MembersSection } from '../settings/MembersSection'
 import { WorkspaceSection } from '../settings/WorkspaceSection'
-import { useSession } from '../session'
+import { useWorkspace } from '../session'
 
 /**
  * Settings is the workspace's name, its provider keys, its API keys and
@@ -13,8 +13,7 @@ import { useSession } from '../session'
  */
 export default function Settings() {
   const { t } = useTranslation()
-  const { me, workspace } = useSession()
-  const ws = me?.workspaces.find((w) => w.id === workspace)
+  const ws = useWorkspace()
   return (
     <div className="mx-auto max-w-6xl p-4">
       <PageHeader title={t('settings.title')} />

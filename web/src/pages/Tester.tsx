@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react'
 import { useTranslation } from 'react-i18next'
 import { api, apiHeaders } from '../api'
-import { Button, ErrorAlert, Field, PageHeader, Section, Select, TextArea, TextInput } from '../components/ui'
+import { Button, ErrorAlert, Field, PageHeader, Section, Select, TextArea, TextInput, useLoad } from '../components/ui'
 import { useSession } from '../session'
 import { RawRequest, RawResponse } from '../tester/RawExchange'
 import { send, type Received, type Sent } from '../tester/send'
@@ -24,8 +24,8 @@ class ComposeError extends Error {}
 export default function Tester() {
   const { t } = useTranslation()
   const { workspace } = useSession()
-  const [agents, setAgents] = useState<string[]>([])
-  const [agentsError, setAgentsError] = useState<unknown>()
+  const agentsLoad = useLoad(() => api<{ data: { name: string }[] }>('/api/agents').then((r) => r.data.map((x) => x.name)), [workspace])
+  const agents = agentsLoad.data ?? []
   const [protocol, setProtocol] = useState<Protocol>('openai')
   const [templateID, setTemplateID] = useState(templates.openai[0].id)
   const [agent, setAgent] = useState('')
@@ -53,20 +53,9 @@ export default function Tester() {
   }, [])
 
   useEffect(() => {
-    let live = true
-    api<{ data: { name: string }[] }>('/api/agents')
-      .then((r) => {
-        if (!live) return
-        const names = r.data.map((x) => x.name)
-        setAgents(names)
-        setAgentsError(undefined)
-        setAgent((cur) => (names.includes(cur) ? cur : (names[0] ?? '')))
-      })
-      .catch((e) => live && setAgentsError(e))
-    return () => {
-      live = false
-    }
-  }, [workspace])
+    const names = agentsLoad.data
+    if (names) setAgent((cur) => (names.includes(cur) ? cur : (names[0] ?? '')))
+  }, [agentsLoad.data])
 
   // The agents' arrival (or another workspace's) fills the untouched
   // template in with the agent's name.
@@ -225,7 +214,7 @@ export default function Tester() {
             <div id="tester-panel" role="tabpanel" aria-labelledby={`tester-tab-${protocol}`}>
               <form onSubmit={submit}>
                 <p className="mb-3 text-sm text-slate-600 dark:text-slate-400">{t(`tester.about.${protocol}`)}</p>
-                <ErrorAlert error={agentsError} />
+                <ErrorAlert error={agentsLoad.error} />
                 <div className="flex flex-wrap gap-3">
                   <Field label={t('tester.template')}>
                     {(id) => (

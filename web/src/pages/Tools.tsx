@@ -1,4 +1,3 @@
-import { useEffect, useState } from 'react'
 import { useTranslation } from 'react-i18next'
 import { api } from '../api'
 import { ErrorAlert, PageHeader, Section, useLoad } from '../components/ui'
@@ -15,9 +14,7 @@ export default function Tools() {
   const canManage = useCan('manage_tools')
   const loaded = useLoad(() => api<{ data: ToolInfo[] }>('/api/tools').then((r) => r.data), [workspace])
   const servers = useLoad(() => api<{ data: MCPServer[] }>('/api/mcp/servers').then((r) => r.data), [workspace])
-  // The settings call answers with the updated list: shown without a reload.
-  const [tools, setTools] = useState<ToolInfo[]>()
-  useEffect(() => setTools(loaded.data), [loaded.data])
+  const tools = loaded.data
   const reloadAll = () => {
     loaded.reload()
     servers.reload()
@@ -30,7 +27,8 @@ export default function Tools() {
       <Section title={t('tools.toolsTitle')}>
         <p className="mb-2 text-xs text-slate-600 dark:text-slate-400">{t('tools.toolsHelp')}</p>
         <ErrorAlert error={loaded.error} />
-        {tools && <ToolTable tools={tools} canManage={canManage} onChange={setTools} />}
+        {/* The settings call answers with the updated list: shown without a reload. */}
+        {tools && <ToolTable tools={tools} canManage={canManage} onChange={loaded.set} />}
       </Section>
       <Section title={t('tools.serversTitle')}>
         <ErrorAlert error={servers.error} />

@@ -51,6 +51,13 @@ export default function Usage() {
       {t('usage.' + k)}
     </span>
   ))
+  // numberCells are a row's numbers, in numberHeads' order.
+  const numberCells = (r: UsageTotal) =>
+    [r.requests, r.errors, r.input_tokens, r.output_tokens, tokens(r)].map((v, i) => (
+      <td key={i} className={cellClass + ' text-right tabular-nums'}>
+        {n(v)}
+      </td>
+    ))
   const agentName = (k: string) => k || t('usage.noAgent')
   const actorName = (k: string) => (k ? (actors.name(k) ?? k) : t('usage.unknownActor'))
   const modelName = (k: string) => k
@@ -90,11 +97,7 @@ export default function Usage() {
                     <th scope="row" className={cellClass + ' text-left font-normal' + (mono && r.key && name(r.key) === r.key ? ' font-mono' : '')}>
                       {name(r.key)}
                     </th>
-                    <td className={cellClass + ' text-right tabular-nums'}>{n(r.requests)}</td>
-                    <td className={cellClass + ' text-right tabular-nums'}>{n(r.errors)}</td>
-                    <td className={cellClass + ' text-right tabular-nums'}>{n(r.input_tokens)}</td>
-                    <td className={cellClass + ' text-right tabular-nums'}>{n(r.output_tokens)}</td>
-                    <td className={cellClass + ' text-right tabular-nums'}>{n(tokens(r))}</td>
+                    {numberCells(r)}
                   </tr>
                 ))}
               </Table>
@@ -164,11 +167,7 @@ export default function Usage() {
                       <th scope="row" className={cellClass + ' text-left font-normal'}>
                         <time dateTime={r.key}>{dayLong.format(dayOf(r.key))}</time>
                       </th>
-                      <td className={cellClass + ' text-right tabular-nums'}>{n(r.requests)}</td>
-                      <td className={cellClass + ' text-right tabular-nums'}>{n(r.errors)}</td>
-                      <td className={cellClass + ' text-right tabular-nums'}>{n(r.input_tokens)}</td>
-                      <td className={cellClass + ' text-right tabular-nums'}>{n(r.output_tokens)}</td>
-                      <td className={cellClass + ' text-right tabular-nums'}>{n(tokens(r))}</td>
+                      {numberCells(r)}
                     </tr>
                   ))}
                 </Table>

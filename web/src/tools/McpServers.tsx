@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import { useTranslation } from 'react-i18next'
-import { ConfirmDialog } from '../agents/ConfirmDialog'
-import { fieldOf, send } from '../agents/request'
+import { ConfirmDialog } from '../components/ConfirmDialog'
+import { api, fieldError, fieldOf } from '../api'
 import { Button, cellClass, ErrorAlert, Field, Table, TextInput } from '../components/ui'
 import type { MCPServer, MCPTest } from './types'
 
@@ -25,7 +25,7 @@ export function McpServers({ servers, canManage, onChanged }: { servers: MCPServ
     setBusy(true)
     setAddError(undefined)
     try {
-      await send('/api/mcp/servers', 'POST', { name: name.trim(), url: url.trim(), bearer: bearer || undefined })
+      await api('/api/mcp/servers', 'POST', { name: name.trim(), url: url.trim(), bearer: bearer || undefined })
       setName('')
       setURL('')
       setBearer('')
@@ -40,7 +40,7 @@ export function McpServers({ servers, canManage, onChanged }: { servers: MCPServ
   const test = async (n: string) => {
     setTests((m) => ({ ...m, [n]: 'running' }))
     try {
-      const r = await send<MCPTest>('/api/mcp/servers/' + encodeURIComponent(n) + '/test', 'POST')
+      const r = await api<MCPTest>('/api/mcp/servers/' + encodeURIComponent(n) + '/test', 'POST')
       setTests((m) => ({ ...m, [n]: r }))
     } catch (err) {
       setTests((m) => ({ ...m, [n]: { failed: err instanceof Error ? err.message : String(err) } }))
@@ -49,7 +49,7 @@ export function McpServers({ servers, canManage, onChanged }: { servers: MCPServ
 
   const remove = async () => {
     if (!deleting) return
-    await send('/api/mcp/servers/' + encodeURIComponent(deleting), 'DELETE')
+    await api('/api/mcp/servers/' + encodeURIComponent(deleting), 'DELETE')
     setTests((m) => {
       const next = { ...m }
       delete next[deleting]
@@ -59,7 +59,7 @@ export function McpServers({ servers, canManage, onChanged }: { servers: MCPServ
   }
 
   const field = fieldOf(addError)
-  const errorFor = (f: string) => (field === f && addError instanceof Error ? addError.message : undefined)
+  const errorFor = (f: string) => fieldError(addError, f)
 
   return (
     <>

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import { useTranslation } from 'react-i18next'
-import { ConfirmDialog } from '../agents/ConfirmDialog'
-import { fieldOf, send } from '../agents/request'
+import { ConfirmDialog } from '../components/ConfirmDialog'
+import { api, fieldError, fieldOf } from '../api'
 import { Button, cellClass, ErrorAlert, Field, Table, TextArea, TextInput } from '../components/ui'
 import type { OpenAPIResult, ToolInfo } from './types'
 
@@ -34,7 +34,7 @@ export function OpenAPIImports({ tools, canManage, onChanged }: { tools: ToolInf
     setError(undefined)
     setResult(null)
     try {
-      const r = await send<OpenAPIResult>('/api/tools/openapi', 'POST', {
+      const r = await api<OpenAPIResult>('/api/tools/openapi', 'POST', {
         name: name.trim(),
         document: doc,
         base_url: baseURL.trim() || undefined,
@@ -55,13 +55,13 @@ export function OpenAPIImports({ tools, canManage, onChanged }: { tools: ToolInf
 
   const remove = async () => {
     if (!deleting) return
-    await send('/api/tools/openapi/' + encodeURIComponent(deleting), 'DELETE')
+    await api('/api/tools/openapi/' + encodeURIComponent(deleting), 'DELETE')
     if (result?.name === deleting) setResult(null)
     onChanged()
   }
 
   const field = fieldOf(error)
-  const errorFor = (f: string) => (field === f && error instanceof Error ? error.message : undefined)
+  const errorFor = (f: string) => fieldError(error, f)
 
   return (
     <>

@@ -1,6 +1,6 @@
 import { useState } from 'react'
 import { useTranslation } from 'react-i18next'
-import { send } from '../agents/request'
+import { api } from '../api'
 import { cellClass, ErrorAlert, Table } from '../components/ui'
 import type { ToolInfo } from './types'
 
@@ -33,7 +33,7 @@ export function ToolTable({ tools, canManage, onChange }: { tools: ToolInfo[]; c
     setBusy(name)
     setError(undefined)
     try {
-      const r = await send<{ data: ToolInfo[] }>('/api/tools/settings', 'POST', { tools: { [name]: on } })
+      const r = await api<{ data: ToolInfo[] }>('/api/tools/settings', 'POST', { tools: { [name]: on } })
       onChange(r.data)
     } catch (e) {
       setError(e)

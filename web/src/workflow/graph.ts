@@ -59,11 +59,11 @@ export function layout(def: Definition): Map<string, { x: number; y: number }> {
   return out
 }
 
-/** toFlow turns a definition into React Flow nodes and edges. */
 /** cardWidth and cardHeight are a NodeCard's size before it is measured, in px. */
 const cardWidth = 160
 const cardHeight = 56
 
+/** toFlow turns a definition into React Flow nodes and edges. */
 export function toFlow(def: Definition, kinds: KindDescription[]): { nodes: FlowNode[]; edges: Edge[] } {
   const byKind = new Map(kinds.map((k) => [k.kind, k]))
   const pos = layout(def)

@@ -1,6 +1,6 @@
 import { useEffect, useId, useRef, useState } from 'react'
 import { useTranslation } from 'react-i18next'
-import { Button, ErrorAlert } from '../components/ui'
+import { Button, ErrorAlert } from './ui'
 
 /**
  * ConfirmDialog asks before a deletion: a modal dialog named by its
