@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool/mcpclient"
@@ -210,6 +211,32 @@ func (c *Catalog) openMCPSecrets(r store.MCPServer) (mcpSecrets, error) {
 	return sec, nil
 }
 
+// newMCPManager makes an unstarted manager of the workspace's stored
+// servers rows, their credentials opened, reaching them through the
+// egress policy: the standing connections (reloadMCP) and a one-off test
+// (TestMCPServer) connect alike. connectTimeout 0 is mcpclient's default.
+func (c *Catalog) newMCPManager(workspaceID string, rows []store.MCPServer, connectTimeout time.Duration) (*mcpclient.Manager, error) {
+	cfgs := make([]mcpclient.ServerConfig, 0, len(rows))
+	for _, r := range rows {
+		cfg := mcpclient.ServerConfig{Name: r.Name, URL: r.URL}
+		if len(r.Ciphertext) > 0 {
+			sec, err := c.openMCPSecrets(r)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Bearer, cfg.OAuth = sec.Bearer, sec.OAuth
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	opts := &mcpclient.Options{Logger: c.logger.With("workspace_id", workspaceID), ConnectTimeout: connectTimeout}
+	if c.egress != nil {
+		// The egress policy applies; the client's own Timeout would
+		// cut the event stream, so only its transport is used.
+		opts.HTTPClient = &http.Client{Transport: c.egress.Transport}
+	}
+	return mcpclient.New(cfgs, opts)
+}
+
 // loadMCPServers connects the API servers of every workspace without
 // waiting for them. New calls it.
 func (c *Catalog) loadMCPServers(ctx context.Context) error {
@@ -243,25 +270,7 @@ func (c *Catalog) reloadMCP(ctx context.Context, workspaceID string, wait bool) 
 	}
 	var next *mcpclient.Manager
 	if len(rows) > 0 {
-		cfgs := make([]mcpclient.ServerConfig, 0, len(rows))
-		for _, r := range rows {
-			cfg := mcpclient.ServerConfig{Name: r.Name, URL: r.URL}
-			if len(r.Ciphertext) > 0 {
-				sec, err := c.openMCPSecrets(r)
-				if err != nil {
-					return err
-				}
-				cfg.Bearer, cfg.OAuth = sec.Bearer, sec.OAuth
-			}
-			cfgs = append(cfgs, cfg)
-		}
-		opts := &mcpclient.Options{Logger: c.logger.With("workspace_id", workspaceID)}
-		if c.egress != nil {
-			// The egress policy applies; the client's own Timeout would
-			// cut the event stream, so only its transport is used.
-			opts.HTTPClient = &http.Client{Transport: c.egress.Transport}
-		}
-		next, err = mcpclient.New(cfgs, opts)
+		next, err = c.newMCPManager(workspaceID, rows, 0)
 		if err != nil {
 			return fmt.Errorf("catalog: mcp servers of workspace %s: %w", workspaceID, err)
 		}

@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/store"
@@ -71,19 +70,7 @@ func (c *Catalog) TestMCPServer(ctx context.Context, workspaceID, name string) (
 }
 
 func (c *Catalog) testStoredMCP(ctx context.Context, r store.MCPServer) (MCPServerTest, error) {
-	cfg := mcpclient.ServerConfig{Name: r.Name, URL: r.URL}
-	if len(r.Ciphertext) > 0 {
-		sec, err := c.openMCPSecrets(r)
-		if err != nil {
-			return MCPServerTest{}, err
-		}
-		cfg.Bearer, cfg.OAuth = sec.Bearer, sec.OAuth
-	}
-	opts := &mcpclient.Options{Logger: c.logger.With("workspace_id", r.WorkspaceID), ConnectTimeout: mcpTestTimeout}
-	if c.egress != nil {
-		opts.HTTPClient = &http.Client{Transport: c.egress.Transport}
-	}
-	m, err := mcpclient.New([]mcpclient.ServerConfig{cfg}, opts)
+	m, err := c.newMCPManager(r.WorkspaceID, []store.MCPServer{r}, mcpTestTimeout)
 	if err != nil {
 		return MCPServerTest{}, fmt.Errorf("catalog: test mcp server %q: %w", r.Name, err)
 	}

@@ -109,9 +109,9 @@ func (s *Server) addMCPServer(w http.ResponseWriter, r *http.Request) {
 	if o := b.OAuth; o != nil {
 		spec.OAuth = &mcpclient.OAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes, TokenURL: o.TokenURL}
 	}
-	// The name and the URL checked each alone (beside a valid other), so
-	// that the error names its field for the studio's form.
-	if err := mcpclient.ValidateServer(mcpclient.ServerConfig{Name: spec.Name, URL: "https://mcp.example.com"}); err != nil {
+	// The name checked before the rest, so that the error names its field
+	// for the studio's form: ValidateServer's then is about the url.
+	if err := mcpclient.ValidateServerName(spec.Name); err != nil {
 		apierr.Write(w, apierr.BadRequest("name", err.Error()))
 		return
 	}

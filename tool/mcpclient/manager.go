@@ -214,7 +214,7 @@ func New(servers []ServerConfig, opts *Options) (*Manager, error) {
 // ValidateServer checks one server configuration: a valid name, and
 // either a command or an http(s) URL, with auth only for URLs.
 func ValidateServer(cfg ServerConfig) error {
-	if err := validateServerName(cfg.Name); err != nil {
+	if err := ValidateServerName(cfg.Name); err != nil {
 		return err
 	}
 	switch {
@@ -243,7 +243,9 @@ func ValidateServer(cfg ServerConfig) error {
 	return nil
 }
 
-func validateServerName(name string) error {
+// ValidateServerName reports whether name can name a server: its tools
+// are called <name>__<tool>. ValidateServer checks it too.
+func ValidateServerName(name string) error {
 	if name == "" || len(name) > 32 {
 		return fmt.Errorf("server name %q: use 1 to 32 characters", name)
 	}
