@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
@@ -22,11 +23,7 @@ import (
 // name them.
 func ownerActor(t *testing.T, env *studioEnv) string {
 	t.Helper()
-	u, err := env.Identity.UserByEmail(t.Context(), ownerEmail)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "user:" + u.ID
+	return identity.UserActorID(ownerID(t, env))
 }
 
 // waitFor polls cond (a store read: the audit and usage recorders write
