@@ -132,3 +132,29 @@ func (c *Capability) UnmarshalText(b []byte) error {
 	}
 	return nil
 }
+
+// Undoable is a tool whose effects can be reversed: a compensation of a
+// task runs Undo with the payload UndoOf gave when the call was made
+// (delete the calendar event it created, remove the post, revoke the
+// share). Tools of medium and high capability should implement it; a step
+// of one that does not is reported by compensation as not undoable, never
+// silently skipped.
+type Undoable interface {
+	Tool
+	// UndoOf returns the payload that reverses the call made with args
+	// that returned res; nil (and no error) when the call changed nothing.
+	UndoOf(args json.RawMessage, res Result) (json.RawMessage, error)
+	// Undo reverses the effect described by payload. Undoing an effect
+	// already undone (the event is gone) succeeds: compensation may be
+	// retried after a crash.
+	Undo(ctx context.Context, payload json.RawMessage) error
+}
+
+// KeyedArgs is implemented by a tool that makes its side effect idempotent
+// under a key the caller supplies (the step's idempotency key): the
+// returned arguments carry it in the tool's own terms, such as a calendar
+// event's UID, so a call repeated after a crash changes nothing twice.
+type KeyedArgs interface {
+	Tool
+	WithIdempotencyKey(args json.RawMessage, key string) (json.RawMessage, error)
+}
