@@ -135,6 +135,7 @@ type RunListParams struct {
 	WorkspaceID string
 	Status      RunStatus
 	WorkflowID  string
+	TaskID      string
 	Limit       int
 }
 

@@ -113,11 +113,14 @@ type Run struct {
 	WorkspaceID string `json:"workspace_id"`
 	// WorkflowID is empty for a run of a definition not stored as a
 	// workflow (agentcraft run FILE against a server).
-	WorkflowID      string          `json:"workflow_id,omitempty"`
-	WorkflowVersion int             `json:"workflow_version,omitempty"`
-	Definition      json.RawMessage `json:"definition"`
-	Status          RunStatus       `json:"status"`
-	Input           json.RawMessage `json:"input"`
+	WorkflowID      string `json:"workflow_id,omitempty"`
+	WorkflowVersion int    `json:"workflow_version,omitempty"`
+	// TaskID is the task whose plan the run executes, if any (package
+	// task); the run's steps and approvals belong to that task.
+	TaskID     string          `json:"task_id,omitempty"`
+	Definition json.RawMessage `json:"definition"`
+	Status     RunStatus       `json:"status"`
+	Input      json.RawMessage `json:"input"`
 	// Output is the final output (JSON), set when the run finishes.
 	Output json.RawMessage `json:"output,omitempty"`
 	// Error says why a run failed, was blocked or canceled.
@@ -211,6 +214,7 @@ func (e RunEvent) Validate() error {
 type RunFilter struct {
 	Status     RunStatus
 	WorkflowID string
+	TaskID     string
 	// Limit caps the rows (newest first); 0 means 100.
 	Limit int
 }

@@ -12,21 +12,23 @@ import (
 )
 
 const runColumns = `id, workspace_id, workflow_id, workflow_version, definition, status, input, output,
-	error, waiting_node, lease_owner, lease_until, created_at, updated_at, finished_at`
+	error, waiting_node, lease_owner, lease_until, created_at, updated_at, finished_at, task_id`
 
 func scanRun(sc scanner) (store.Run, error) {
 	var (
 		r                store.Run
 		workflowID       sql.NullString
+		taskID           sql.NullString
 		created, updated int64
 		until, finished  sql.NullInt64
 	)
 	if err := sc.Scan(&r.ID, &r.WorkspaceID, &workflowID, &r.WorkflowVersion, (*[]byte)(&r.Definition),
 		&r.Status, (*[]byte)(&r.Input), (*[]byte)(&r.Output), &r.Error, &r.WaitingNode,
-		&r.LeaseOwner, &until, &created, &updated, &finished); err != nil {
+		&r.LeaseOwner, &until, &created, &updated, &finished, &taskID); err != nil {
 		return store.Run{}, err
 	}
 	r.WorkflowID = workflowID.String
+	r.TaskID = taskID.String
 	r.LeaseUntil = fromNullMicros(until)
 	r.CreatedAt = fromMicros(created)
 	r.UpdatedAt = fromMicros(updated)
@@ -50,10 +52,10 @@ func (d driver) RunInsert(ctx context.Context, p *store.RunInsertParams) (store.
 		finished = micros(*run.FinishedAt)
 	}
 	_, err := d.s.writer.ExecContext(ctx,
-		`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?)`,
+		`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?)`,
 		run.ID, run.WorkspaceID, nullString(run.WorkflowID), run.WorkflowVersion, string(run.Definition),
 		run.Status, nullJSON(run.Input), nullJSON(run.Output), run.Error, run.WaitingNode,
-		micros(run.CreatedAt), micros(run.UpdatedAt), finished)
+		micros(run.CreatedAt), micros(run.UpdatedAt), finished, nullString(run.TaskID))
 	if err != nil {
 		return store.Run{}, mapErr(err)
 	}
@@ -76,6 +78,10 @@ func (d driver) RunList(ctx context.Context, p *store.RunListParams) ([]store.Ru
 	if p.WorkflowID != "" {
 		q += ` AND workflow_id = ?`
 		args = append(args, p.WorkflowID)
+	}
+	if p.TaskID != "" {
+		q += ` AND task_id = ?`
+		args = append(args, p.TaskID)
 	}
 	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
 	args = append(args, p.Limit)

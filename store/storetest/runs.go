@@ -174,12 +174,20 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		doneA := transition(mustClaim(t, st, create(a, ""), "exec-1", time.Hour), store.RunSucceeded)
 		queuedB := create(b, wf)                                         // queued
 		runningA := mustClaim(t, st, create(a, ""), "exec-2", time.Hour) // running
+		taskID := store.NewID()
+		taskA, err := runs.Create(ctx, store.Run{WorkspaceID: a.ID, TaskID: taskID, Definition: testDefinition})
+		if err != nil || taskA.TaskID != taskID {
+			t.Fatalf("Create(task run) = %+v, %v; want task_id %s", taskA, err, taskID)
+		}
+		if got, err := runs.Get(ctx, a.ID, taskA.ID); err != nil || got.TaskID != taskID {
+			t.Fatalf("Get(task run) = %+v, %v; want task_id %s", got, err, taskID)
+		}
 
 		list, err := runs.List(ctx, a.ID, store.RunFilter{})
 		if err != nil {
 			t.Fatalf("List(a) = %v", err)
 		}
-		if diff := cmp.Diff([]store.Run{runningA, doneA, waitingA, queuedA}, list, jsonEqual); diff != "" {
+		if diff := cmp.Diff([]store.Run{taskA, runningA, doneA, waitingA, queuedA}, list, jsonEqual); diff != "" {
 			t.Errorf("List(a), want newest first (-want +got):\n%s", diff)
 		}
 		for name, tc := range map[string]struct {
@@ -189,7 +197,9 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 			"status":          {store.RunFilter{Status: store.RunWaiting}, []store.Run{waitingA}},
 			"workflow":        {store.RunFilter{WorkflowID: wf}, []store.Run{waitingA, queuedA}},
 			"workflow+status": {store.RunFilter{WorkflowID: wf, Status: store.RunQueued}, []store.Run{queuedA}},
-			"limit":           {store.RunFilter{Limit: 2}, []store.Run{runningA, doneA}},
+			"limit":           {store.RunFilter{Limit: 2}, []store.Run{taskA, runningA}},
+			"task":            {store.RunFilter{TaskID: taskID}, []store.Run{taskA}},
+			"other task":      {store.RunFilter{TaskID: store.NewID()}, nil},
 			"nothing":         {store.RunFilter{Status: store.RunFailed}, nil},
 		} {
 			got, err := runs.List(ctx, a.ID, tc.f)
@@ -216,7 +226,7 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		if err != nil {
 			t.Fatalf("Live = %v", err)
 		}
-		if diff := cmp.Diff([]store.Run{queuedA, runningB, queuedB, runningA}, live, jsonEqual); diff != "" {
+		if diff := cmp.Diff([]store.Run{queuedA, runningB, queuedB, runningA, taskA}, live, jsonEqual); diff != "" {
 			t.Errorf("Live, want queued and running runs of every workspace, oldest first (-want +got):\n%s", diff)
 		}
 	})
