@@ -121,9 +121,15 @@ const (
 	KindDecisionNoted = "decision"
 )
 
+// ErrPermanent marks a Sender's error that retrying cannot mend (the
+// channel refused the message as invalid, the target blocked the bot):
+// wrap it, fmt.Errorf("%w: …", task.ErrPermanent), and the notification
+// is failed at once instead of retried.
+var ErrPermanent = errors.New("task: permanent delivery failure")
+
 // Sender delivers the notifications of one channel. An error leaves the
-// notification failed with the error's text; a Permanent error is not
-// retried.
+// notification pending for another try, or failed with the error's text
+// when it wraps ErrPermanent or the tries are used up.
 type Sender interface {
 	Send(ctx context.Context, n store.Notification, m Message) error
 }
