@@ -78,7 +78,10 @@ type Services struct {
 	Transform *transform.Runner
 	// Knowledge searches knowledge bases for rag nodes.
 	Knowledge KnowledgeSearcher
-	Logger    *slog.Logger
+	// Actions performs tool nodes' calls and approval nodes' questions
+	// for the run's task (package task).
+	Actions Actions
+	Logger  *slog.Logger
 }
 
 // KnowledgeSearcher searches a workspace's knowledge bases, named by name or

@@ -75,6 +75,9 @@ type Wait struct {
 	FormSchema map[string]any `json:"form_schema,omitempty"`
 	// Deadline, when set, is when the run fails unless answered.
 	Deadline *time.Time `json:"deadline,omitempty"`
+	// ApprovalID, on an approval node's wait, is the approval a person
+	// decides (POST /api/tasks/{id}/approve); the run resumes then.
+	ApprovalID string `json:"approval_id,omitempty"`
 }
 
 // WaitOf reads a human node's request from an event's Data: a *Wait (or

@@ -572,7 +572,7 @@ edges:
 		{
 			name: "unknown type lists the known ones",
 			src:  strings.Replace(chain, "type: agent, config: {agent: writer}", "type: agnet", 1),
-			path: "nodes[1].type", wantMessage: `unknown node type "agnet"`, wantHint: "use one of: a2a-agent, agent, code, condition, contract, end,",
+			path: "nodes[1].type", wantMessage: `unknown node type "agnet"`, wantHint: "use one of: a2a-agent, agent, approval, code, condition, contract, end,",
 		},
 		{
 			name: "condition handle hint",

@@ -40,6 +40,8 @@ var builtins = []func() workflow.Kind{
 	ragKind,
 	a2aAgent,
 	autonomous,
+	toolKind,
+	approval,
 }
 
 // RegisterBuiltins registers every built-in node kind with reg.

@@ -35,6 +35,8 @@ func TestBuiltinFlags(t *testing.T) {
 		"normalize":    {Executable: true, Available: true},
 		"contract":     {Executable: true, Available: true},
 		"output_check": {Executable: true, Available: true},
+		"tool":         {Executable: true, Imperative: true, Available: true},
+		"approval":     {Executable: true, Imperative: true, Available: true},
 	}
 	reg := workflow.NewRegistry()
 	if err := nodes.RegisterBuiltins(reg); err != nil {

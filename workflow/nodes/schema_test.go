@@ -263,6 +263,8 @@ func TestDescribeBuiltins(t *testing.T) {
 		"normalize":    {category: workflow.CategoryQuality},
 		"contract":     {category: workflow.CategoryQuality},
 		"output_check": {category: workflow.CategoryQuality},
+		"tool":         {category: workflow.CategoryIntegration, effects: true},
+		"approval":     {category: workflow.CategoryHuman, human: true},
 	}
 	descs := reg.Describe()
 	if len(descs) != len(want) {
