@@ -33,7 +33,7 @@ func (r tasks) Create(ctx context.Context, t Task) (Task, error) {
 	if t.Capability == "" {
 		t.Capability = CapabilityLow
 	}
-	t.Intent = cloneJSON(t.Intent)
+	t.Intent, t.ReplyTo = cloneJSON(t.Intent), cloneJSON(t.ReplyTo)
 	t.DueAt = timestampPtr(t.DueAt)
 	ts := now()
 	t.CreatedAt, t.UpdatedAt = ts, ts

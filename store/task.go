@@ -85,9 +85,13 @@ type Task struct {
 	ParentTaskID string     `json:"parent_task_id,omitempty"`
 	DueAt        *time.Time `json:"due_at,omitempty"`
 	// CreatedBy is the actor that asked: a user id, an agent, "system".
-	CreatedBy string    `json:"created_by,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	CreatedBy string `json:"created_by,omitempty"`
+	// ReplyTo is where the task's answers go, a JSON object naming the
+	// channel's address ({"channel": "line", "target": ...}); nil when
+	// the asker polls the API.
+	ReplyTo   json.RawMessage `json:"reply_to,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
 }
 
 // validIntent checks that an intent, when set, is a JSON object.
@@ -117,6 +121,9 @@ func (t Task) Validate() error {
 		return fmt.Errorf("%w: task capability %q is unknown; use low, medium or high", ErrInvalid, t.Capability)
 	case t.ParentTaskID != "" && t.ParentTaskID == t.ID:
 		return fmt.Errorf("%w: task parent task id is the task's own id", ErrInvalid)
+	}
+	if len(t.ReplyTo) > 0 && !json.Valid(t.ReplyTo) {
+		return fmt.Errorf("%w: task reply_to is not valid JSON", ErrInvalid)
 	}
 	return validIntent(t.Intent)
 }

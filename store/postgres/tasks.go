@@ -11,7 +11,7 @@ import (
 )
 
 const taskColumns = `id, workspace_id, title, detail, intent, status, capability, assignee_user_id, source,
-	source_ref, parent_task_id, due_at, created_by, created_at, updated_at`
+	source_ref, parent_task_id, due_at, created_by, created_at, updated_at, reply_to`
 
 func scanTask(row pgx.Row) (store.Task, error) {
 	var (
@@ -19,7 +19,7 @@ func scanTask(row pgx.Row) (store.Task, error) {
 		ref, parent *string
 	)
 	if err := row.Scan(&t.ID, &t.WorkspaceID, &t.Title, &t.Detail, (*[]byte)(&t.Intent), &t.Status, &t.Capability,
-		&t.AssigneeUserID, &t.Source, &ref, &parent, &t.DueAt, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt); err != nil {
+		&t.AssigneeUserID, &t.Source, &ref, &parent, &t.DueAt, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt, (*[]byte)(&t.ReplyTo)); err != nil {
 		return store.Task{}, err
 	}
 	if ref != nil {
@@ -56,9 +56,9 @@ func (d driver) TaskInsert(ctx context.Context, p *store.TaskInsertParams) error
 		}
 		if _, err := tx.Exec(ctx,
 			`INSERT INTO tasks (`+taskColumns+`, event_seq, step_seq)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 1, 0)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 1, 0)`,
 			t.ID, t.WorkspaceID, t.Title, t.Detail, nullJSON(t.Intent), t.Status, t.Capability, t.AssigneeUserID, t.Source,
-			nullString(t.SourceRef), nullString(t.ParentTaskID), t.DueAt, t.CreatedBy, t.CreatedAt, t.UpdatedAt); err != nil {
+			nullString(t.SourceRef), nullString(t.ParentTaskID), t.DueAt, t.CreatedBy, t.CreatedAt, t.UpdatedAt, nullJSON(t.ReplyTo)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO task_events (`+taskEventColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,

@@ -12,7 +12,7 @@ import (
 )
 
 const taskColumns = `id, workspace_id, title, detail, intent, status, capability, assignee_user_id, source,
-	source_ref, parent_task_id, due_at, created_by, created_at, updated_at`
+	source_ref, parent_task_id, due_at, created_by, created_at, updated_at, reply_to`
 
 func scanTask(sc scanner) (store.Task, error) {
 	var (
@@ -22,7 +22,7 @@ func scanTask(sc scanner) (store.Task, error) {
 		created, updated int64
 	)
 	if err := sc.Scan(&t.ID, &t.WorkspaceID, &t.Title, &t.Detail, (*[]byte)(&t.Intent), &t.Status, &t.Capability,
-		&t.AssigneeUserID, &t.Source, &ref, &parent, &due, &t.CreatedBy, &created, &updated); err != nil {
+		&t.AssigneeUserID, &t.Source, &ref, &parent, &due, &t.CreatedBy, &created, &updated, (*[]byte)(&t.ReplyTo)); err != nil {
 		return store.Task{}, err
 	}
 	t.SourceRef, t.ParentTaskID = ref.String, parent.String
@@ -58,9 +58,9 @@ func (d driver) TaskInsert(ctx context.Context, p *store.TaskInsertParams) error
 			}
 		}
 		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO tasks (`+taskColumns+`, event_seq, step_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 0)`,
+			`INSERT INTO tasks (`+taskColumns+`, event_seq, step_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 0)`,
 			t.ID, t.WorkspaceID, t.Title, t.Detail, nullJSON(t.Intent), t.Status, t.Capability, t.AssigneeUserID, t.Source,
-			nullString(t.SourceRef), nullString(t.ParentTaskID), due, t.CreatedBy, micros(t.CreatedAt), micros(t.UpdatedAt)); err != nil {
+			nullString(t.SourceRef), nullString(t.ParentTaskID), due, t.CreatedBy, micros(t.CreatedAt), micros(t.UpdatedAt), nullJSON(t.ReplyTo)); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO task_events (`+taskEventColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,

@@ -56,6 +56,7 @@ func testTasks(t *testing.T, open func(t *testing.T) store.Store) {
 			SourceRef:      "01HWEBHOOKEVENT",
 			DueAt:          &due,
 			CreatedBy:      "u1",
+			ReplyTo:        json.RawMessage(`{"channel": "line", "target": "U4af4980629"}`),
 		}
 		before := time.Now()
 		created, err := st.Tasks().Create(ctx, in)
@@ -121,6 +122,7 @@ func testTasks(t *testing.T, open func(t *testing.T) store.Store) {
 			"intent not JSON":      func(t *store.Task) { t.Intent = json.RawMessage(`{`) },
 			"intent not an object": func(t *store.Task) { t.Intent = json.RawMessage(`["create"]`) },
 			"intent null":          func(t *store.Task) { t.Intent = json.RawMessage(`null`) },
+			"reply_to not JSON":    func(t *store.Task) { t.ReplyTo = json.RawMessage(`{"channel"`) },
 		} {
 			in := ok
 			mod(&in)
