@@ -59,6 +59,12 @@ type Options struct {
 	// runs wrote meanwhile): measuring scans every checkpoint, about
 	// 0.5 s for 170 MB on SQLite. Default 30 s.
 	StorageRecheck time.Duration
+	// Changed, when set, is told of every run this service parked
+	// (waiting), ended (succeeded, failed, failed at a deadline) or
+	// canceled, once the row says so; package task maps the run to its
+	// task's status and answers the asker. A crash before the call loses
+	// it, so its user also reconciles from the rows.
+	Changed func(ctx context.Context, run store.Run)
 }
 
 // Service creates, executes, resumes, cancels and re-runs durable workflow
@@ -145,6 +151,8 @@ type StartRequest struct {
 	WorkflowVersion int
 	Definition      json.RawMessage
 	Input           RunInput
+	// TaskID names the task whose plan the run executes (package task).
+	TaskID string
 }
 
 // Start validates the definition, records a queued run and enqueues it.
@@ -162,7 +170,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (store.Run, error
 		return store.Run{}, fmt.Errorf("encode input: %w", err)
 	}
 	run, err := s.st.Runs().Create(ctx, store.Run{WorkspaceID: req.WorkspaceID, WorkflowID: req.WorkflowID,
-		WorkflowVersion: req.WorkflowVersion, Definition: req.Definition, Status: store.RunQueued, Input: in})
+		WorkflowVersion: req.WorkflowVersion, Definition: req.Definition, Status: store.RunQueued, Input: in, TaskID: req.TaskID})
 	if err != nil {
 		return store.Run{}, err
 	}
@@ -313,11 +321,14 @@ func (s *Service) end(ctx context.Context, run store.Run, out workflow.Outcome, 
 	}
 	runs := s.st.Runs()
 	live := []store.RunStatus{store.RunRunning, store.RunQueued}
-	var err error
+	var (
+		err   error
+		ended store.Run
+	)
 	switch out.Status {
 	case workflow.StatusWaiting:
 		key := out.WaitingKey
-		_, err = runs.Transition(ctx, run.WorkspaceID, run.ID, live, store.RunWaiting, store.RunUpdate{WaitingNode: &key})
+		ended, err = runs.Transition(ctx, run.WorkspaceID, run.ID, live, store.RunWaiting, store.RunUpdate{WaitingNode: &key})
 		if err == nil && out.Wait != nil && out.Wait.Deadline != nil {
 			err = s.checkAt(ctx, run.WorkspaceID, run.ID, *out.Wait.Deadline)
 		}
@@ -336,12 +347,22 @@ func (s *Service) end(ctx context.Context, run store.Run, out workflow.Outcome, 
 		if out.Error != "" {
 			u.Error = &out.Error
 		}
-		_, err = runs.Transition(ctx, run.WorkspaceID, run.ID, live, store.RunStatus(out.Status), u)
+		ended, err = runs.Transition(ctx, run.WorkspaceID, run.ID, live, store.RunStatus(out.Status), u)
 	}
 	if errors.Is(err, store.ErrConflict) {
 		return nil // canceled meanwhile: the cancel wins
 	}
+	if ended.ID != "" && (ended.Status == store.RunWaiting || ended.Status.Final()) {
+		s.changed(ctx, ended) // the row says so, whatever a deadline's scheduling answered
+	}
 	return err
+}
+
+// changed tells Options.Changed of a run's new status.
+func (s *Service) changed(ctx context.Context, run store.Run) {
+	if s.opts.Changed != nil {
+		s.opts.Changed(ctx, run)
+	}
 }
 
 // checkAt arranges for Execute to look at a waiting run at its deadline.
@@ -369,9 +390,12 @@ func (s *Service) expireWait(ctx context.Context, run store.Run) error {
 		return err
 	}
 	msg := fmt.Sprintf("no answer at human node %q before its deadline %s", run.WaitingNode, deadline.Format(time.RFC3339))
-	_, err = s.st.Runs().Transition(ctx, run.WorkspaceID, run.ID, []store.RunStatus{store.RunWaiting}, store.RunFailed, store.RunUpdate{Error: &msg})
+	failed, err := s.st.Runs().Transition(ctx, run.WorkspaceID, run.ID, []store.RunStatus{store.RunWaiting}, store.RunFailed, store.RunUpdate{Error: &msg})
 	if errors.Is(err, store.ErrConflict) {
 		return nil // answered or canceled meanwhile
+	}
+	if err == nil {
+		s.changed(ctx, failed)
 	}
 	return err
 }
@@ -475,6 +499,7 @@ func (s *Service) Cancel(ctx context.Context, workspaceID, runID string) (store.
 	if stop != nil {
 		stop()
 	}
+	s.changed(ctx, run)
 	return run, nil
 }
 

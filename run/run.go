@@ -96,6 +96,7 @@ const (
 	SurfaceA2A      Surface = "a2a"      // SendMessage and friends on /a2a/{agent}
 	SurfaceWorkflow Surface = "workflow" // an agent or router node of a workflow run
 	SurfaceAGUI     Surface = "agui"     // POST /agui/{agent}
+	SurfaceTask     Surface = "task"     // the task service reading a request's intent (LINE, POST /api/tasks)
 )
 
 // Caller is who runs an agent, and through what.

@@ -1,0 +1,90 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/agentcraftlab/agentcraft/store"
+)
+
+// addressOf reads where a task answers; the zero Address when it is
+// polled.
+func addressOf(t store.Task) Address {
+	var a Address
+	if len(t.ReplyTo) > 0 {
+		_ = json.Unmarshal(t.ReplyTo, &a)
+	}
+	return a
+}
+
+// notify queues m for the task's channel (nothing for a task without
+// one), due at sendAt (nil: now), and logs a failure: a lost answer must
+// not fail the step that produced it.
+func notify(ctx context.Context, st store.Store, log *slog.Logger, t store.Task, kind string, m Message, sendAt *time.Time) {
+	if _, err := queue(ctx, st, t, kind, m, sendAt); err != nil && !errors.Is(err, errNoChannel) {
+		log.Error("task notification not queued", "task_id", t.ID, "kind", kind, "err", err)
+	}
+}
+
+var errNoChannel = errors.New("the task came from no channel, so there is nowhere to send to")
+
+// queue queues m for the task's channel. The reply token of the asking
+// message travels along, so a sender answers with it while it is fresh.
+func queue(ctx context.Context, st store.Store, t store.Task, kind string, m Message, sendAt *time.Time) (store.Notification, error) {
+	a := addressOf(t)
+	if a.Channel == "" || a.Target == "" {
+		return store.Notification{}, errNoChannel
+	}
+	if sendAt == nil {
+		m.ReplyToken, m.ReceivedAt = a.ReplyToken, a.ReceivedAt
+	}
+	payload, err := json.Marshal(m)
+	if err != nil {
+		return store.Notification{}, err
+	}
+	return st.Notifications().Create(context.WithoutCancel(ctx), store.Notification{WorkspaceID: t.WorkspaceID, TaskID: t.ID,
+		Channel: a.Channel, Target: a.Target, Kind: kind, Payload: payload, SendAt: sendAt})
+}
+
+// deliverGiveUp is how long a notification that keeps failing with
+// retryable errors stays pending before it is failed.
+const deliverGiveUp = time.Hour
+
+// Deliver sends the due notifications through the senders of their
+// channels, once each: a sent one is marked sent, one refused for good
+// (ErrPermanent, or failing for over an hour) failed; one whose channel
+// has no sender here stays pending for a process that has it. It
+// returns how many it sent.
+func (s *Service) Deliver(ctx context.Context) (int, error) {
+	due, err := s.st.Notifications().Due(ctx, s.now(), 100)
+	if err != nil {
+		return 0, err
+	}
+	sent := 0
+	for _, n := range due {
+		snd := s.senders[n.Channel]
+		if snd == nil {
+			continue
+		}
+		var m Message
+		if err := json.Unmarshal(n.Payload, &m); err != nil {
+			_, _ = s.st.Notifications().MarkFailed(ctx, n.WorkspaceID, n.ID, "payload: "+err.Error())
+			continue
+		}
+		if err := snd.Send(ctx, n, m); err != nil {
+			if errors.Is(err, ErrPermanent) || s.now().Sub(n.CreatedAt) > deliverGiveUp {
+				_, _ = s.st.Notifications().MarkFailed(ctx, n.WorkspaceID, n.ID, err.Error())
+			}
+			s.log.Warn("notification not delivered", "notification_id", n.ID, "channel", n.Channel, "err", err)
+			continue
+		}
+		if _, err := s.st.Notifications().MarkSent(ctx, n.WorkspaceID, n.ID, s.now()); err != nil {
+			s.log.Warn("notification sent but not marked", "notification_id", n.ID, "err", err)
+		}
+		sent++
+	}
+	return sent, nil
+}
