@@ -37,14 +37,17 @@ const (
 // change the path ('/', '%', "..") is refused instead.
 var uidPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9@._-]{0,254}$`)
 
-const createSchema = `{"type":"object","properties":{` +
-	`"summary":{"type":"string","minLength":1,"maxLength":500,"description":"Title of the event, one line."},` +
-	`"start":{"type":"string","minLength":1,"description":"Start, RFC 3339 with an offset, e.g. \"2026-03-14T15:00:00+09:00\"."},` +
-	`"end":{"type":"string","description":"End, RFC 3339, after start. Default: one hour after start."},` +
-	`"description":{"type":"string","maxLength":10000,"description":"Longer notes."},` +
-	`"location":{"type":"string","maxLength":500,"description":"Where it takes place."},` +
-	`"uid":{"type":"string","description":"Event UID; leave it out, the platform sets it so that a retried step does not create a second event."}},` +
-	`"required":["summary","start"],"additionalProperties":false}`
+// createSchema is built from the limits above so that the schema the
+// model reads and the limits enforced cannot drift apart.
+var createSchema = fmt.Sprintf(`{"type":"object","properties":{`+
+	`"summary":{"type":"string","minLength":1,"maxLength":%d,"description":"Title of the event, one line."},`+
+	`"start":{"type":"string","minLength":1,"description":"Start, RFC 3339 with an offset, e.g. \"2026-03-14T15:00:00+09:00\"."},`+
+	`"end":{"type":"string","description":"End, RFC 3339, after start. Default: one hour after start."},`+
+	`"description":{"type":"string","maxLength":%d,"description":"Longer notes."},`+
+	`"location":{"type":"string","maxLength":%d,"description":"Where it takes place."},`+
+	`"uid":{"type":"string","description":"Event UID; leave it out, the platform sets it so that a retried step does not create a second event."}},`+
+	`"required":["summary","start"],"additionalProperties":false}`,
+	MaxSummaryChars, MaxDescriptionChars, MaxLocationChars)
 
 const createExample = `{"summary": "Dentist", "start": "2026-03-14T15:00:00+09:00", "end": "2026-03-14T15:30:00+09:00", "location": "Shibuya"}`
 

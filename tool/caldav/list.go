@@ -24,11 +24,12 @@ const (
 	MaxListSpan = 366 * 24 * time.Hour
 )
 
-const listSchema = `{"type":"object","properties":{` +
-	`"from":{"type":"string","minLength":1,"description":"Start of the range, RFC 3339, e.g. \"2026-03-01T00:00:00+09:00\"."},` +
-	`"to":{"type":"string","minLength":1,"description":"End of the range, RFC 3339, after from, at most 366 days later."},` +
-	`"limit":{"type":"integer","minimum":1,"maximum":200,"description":"Most events to return, earliest first. Default 50."}},` +
-	`"required":["from","to"],"additionalProperties":false}`
+var listSchema = fmt.Sprintf(`{"type":"object","properties":{`+
+	`"from":{"type":"string","minLength":1,"description":"Start of the range, RFC 3339, e.g. \"2026-03-01T00:00:00+09:00\"."},`+
+	`"to":{"type":"string","minLength":1,"description":"End of the range, RFC 3339, after from, at most 366 days later."},`+
+	`"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"Most events to return, earliest first. Default %d."}},`+
+	`"required":["from","to"],"additionalProperties":false}`,
+	MaxListLimit, DefaultListLimit)
 
 const listExample = `{"from": "2026-03-01T00:00:00+09:00", "to": "2026-03-08T00:00:00+09:00"}`
 
