@@ -30,6 +30,8 @@ require (
 	golang.org/x/oauth2 v0.38.0
 )
 
+require github.com/line/line-bot-sdk-go/v8 v8.14.0
+
 require (
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
