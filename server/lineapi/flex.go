@@ -16,7 +16,6 @@ import (
 const (
 	MaxAltTextLength     = 400 // altText; LINE's template limit, the stricter one
 	MaxPostbackData      = 300 // postback data, bytes
-	MaxActionLabel       = 20  // action label, characters
 	maxCardTitleLength   = 200
 	maxCardSummaryLength = 2000
 )
