@@ -71,7 +71,7 @@ func (s sender) Send(ctx context.Context, n store.Notification, m task.Message) 
 		if statusOf(err) != http.StatusBadRequest {
 			return fmt.Errorf("lineapi: reply to notification %s: %w", n.ID, err)
 		}
-		log.Debug("line_reply_token_refused", "err", err)
+		log.Debug("line_reply_token_refused", "error", err)
 	}
 	if n.ID == "" {
 		return fmt.Errorf("%w: lineapi: notification has no id to derive the push retry key from", task.ErrPermanent)

@@ -160,7 +160,7 @@ func (c *Channel) requester(ctx context.Context, log *slog.Logger, ev event, lin
 	}
 	userID, role, ok, err := c.accounts.LookupLINE(ctx, c.workspaceID, lineUserID)
 	if err != nil {
-		log.Error("line_account_lookup_failed", "err", err)
+		log.Error("line_account_lookup_failed", "error", err)
 		c.answer(ctx, log, ev, submitFailedReply)
 		return task.Requester{}, false
 	}
@@ -188,7 +188,7 @@ func (c *Channel) handleText(ctx context.Context, ev event, text string) {
 		ReplyTo:     task.Address{Channel: "line", Target: target, ReplyToken: ev.replyToken, ReceivedAt: ev.at},
 	})
 	if err != nil {
-		log.Error("line_submit_failed", "err", err, "redelivery", ev.redelivery)
+		log.Error("line_submit_failed", "error", err, "redelivery", ev.redelivery)
 		c.answer(ctx, log, ev, submitFailedReply)
 		return
 	}
@@ -255,7 +255,7 @@ func decisionReply(log *slog.Logger, role identity.Role, approve bool, a store.A
 	case errors.Is(err, store.ErrConflict) && a.ID != "":
 		// Decided otherwise before: say how it stands.
 	case err != nil:
-		log.Error("line_decide_failed", "err", err)
+		log.Error("line_decide_failed", "error", err)
 		return decideFailedReply
 	}
 	want := store.ApprovalRejected
@@ -286,6 +286,6 @@ func (c *Channel) answer(ctx context.Context, log *slog.Logger, ev event, text s
 		return
 	}
 	if err := c.reply(ctx, ev.replyToken, textMessages(parts)); err != nil {
-		log.Warn("line_reply_failed", "err", err)
+		log.Warn("line_reply_failed", "error", err)
 	}
 }
