@@ -49,7 +49,9 @@ type sender struct{ c *Channel }
 
 // Send delivers m: as a reply while the asking message's reply token is
 // fresh (a reply is free, a push counts against the plan's quota), else as
-// a push to n.Target keyed by n.ID.
+// a push to n.Target keyed by n.ID. A reply has no retry key: when its
+// answer is lost in transit, the retry finds the token used and pushes,
+// and the person may read the message twice — the price of free replies.
 func (s sender) Send(ctx context.Context, n store.Notification, m task.Message) error {
 	c := s.c
 	if n.Target == "" {
