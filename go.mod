@@ -31,6 +31,8 @@ require (
 	golang.org/x/oauth2 v0.38.0
 )
 
+require github.com/line/line-bot-sdk-go/v8 v8.14.0
+
 require (
 	github.com/emersion/go-webdav v0.6.0
 	github.com/teambition/rrule-go v1.8.2 // indirect
