@@ -288,7 +288,13 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 	if agents == nil {
 		agents = []store.Agent{}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": agents})
+	out := map[string]any{"data": agents}
+	if s.opts.Tasks != nil {
+		// The agents that take tasks, with what they can do and the
+		// intents they handle: what a marketplace lists.
+		out["task_agents"] = s.opts.Tasks.Router().Agents()
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {

@@ -27,6 +27,8 @@ import (
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/task"
+	"github.com/agentcraftlab/agentcraft/tool"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/workflowtest"
 )
@@ -137,7 +139,14 @@ func newMatrixWorld(t *testing.T) *matrixWorld {
 		t.Fatal(err)
 	}
 	res := workflowtest.NewResolver(t)
-	runs := controlplane.New(env.Store, workflowtest.Engine(t, workflow.Services{Agents: res}), controlplane.Options{Audit: env.Platform.RecordAudit})
+	ledger := task.NewLedger(env.Store, noTools{}, nil)
+	var tasks *task.Service
+	runs := controlplane.New(env.Store, workflowtest.Engine(t, workflow.Services{Agents: res, Actions: ledger}), controlplane.Options{Audit: env.Platform.RecordAudit,
+		Changed: func(ctx context.Context, r store.Run) { tasks.Changed(ctx, r) }})
+	tasks, err = task.New(env.Store, runs, ledger, &task.Options{Audit: env.Platform.RecordAudit})
+	if err != nil {
+		t.Fatal(err)
+	}
 	runner := run.New(env.Platform, &run.Options{Conversations: env.Conversations, Memory: env.Memories})
 	a2a, err := a2aserver.New(env.Platform, &a2aserver.Options{Runner: runner, Version: "test"})
 	if err != nil {
@@ -149,7 +158,7 @@ func newMatrixWorld(t *testing.T) *matrixWorld {
 	}
 	var jobs sync.WaitGroup
 	srv, err := server.New(env.Platform, &server.Options{
-		Runs: runs, Knowledge: env.Knowledge, Runner: runner, Conversations: env.Conversations, Memories: env.Memories,
+		Runs: runs, Tasks: tasks, Knowledge: env.Knowledge, Runner: runner, Conversations: env.Conversations, Memories: env.Memories,
 		Identity: ids, Mounts: append(a2a.Mounts(), agui.Mounts()...), Version: "test",
 		// Every request reads the key and the member's role, so that a
 		// demotion is seen by the next request.
@@ -284,6 +293,17 @@ func (w *matrixWorld) seed(ws store.Workspace, suffix string) {
 	if _, err := w.env.Store.MCPServers().Create(ctx, store.MCPServer{WorkspaceID: ws.ID, Name: "mcp" + suffix, URL: "http://127.0.0.1:1/mcp"}); err != nil {
 		t.Fatal(err)
 	}
+	// A task waiting for a high-capability approval: only an owner (and
+	// not its requester) may decide it.
+	tk, err := w.env.Store.Tasks().Create(ctx, store.Task{WorkspaceID: ws.ID, Title: "publish " + suffix, Source: "api",
+		Status: store.TaskAwaitingApproval, Capability: store.CapabilityHigh, CreatedBy: "system:seed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.env.Store.Approvals().Create(ctx, store.Approval{WorkspaceID: ws.ID, TaskID: tk.ID, StepKey: "seed/publish",
+		Capability: store.CapabilityHigh, Summary: "publish the press release of " + suffix, RequestedBy: "system:seed"}); err != nil {
+		t.Fatal(err)
+	}
 	inv, err := w.ids.Invite(ctx, identity.CLI, ws.ID, identity.RoleGuest, "")
 	if err != nil {
 		t.Fatal(err)
@@ -313,6 +333,7 @@ func (w *matrixWorld) seed(ws store.Workspace, suffix string) {
 		"oidc/provider":        "none",
 		"agui/agent":           agent.Name,
 		"workflows/name":       wf.Name,
+		"tasks/id":             tk.ID,
 		// Unknown tokens: a real invitation accepted by the matrix's
 		// users would change who is a member of what.
 		"link/token":        "unknown-token",
@@ -526,7 +547,10 @@ func cmpOr(a, b string) string {
 // the route: a memory is changed or forgotten only by the principal who
 // wrote it (package memory), whatever their role. Any other 403 of an
 // allowed call fails the matrix.
-var handlerRefusals = map[string]bool{"not_owner": true}
+// An approval is decided only by a role allowed its capability
+// (approve_medium, approve_high), which the route cannot know: the
+// handler refuses with approval_not_allowed (or self_approval).
+var handlerRefusals = map[string]bool{"not_owner": true, "approval_not_allowed": true, "self_approval": true}
 
 // check fails the test unless got is what want says.
 func check(t *testing.T, want matrixWant, got matrixAnswer) {
@@ -637,6 +661,10 @@ func (w *matrixWorld) snapshot(ws store.Workspace) map[string][]string {
 	add("mcp_servers", err, mapf(mcps, func(x store.MCPServer) string { return x.Name + " " + x.URL })...)
 	imps, err := st.OpenAPIImports().List(ctx, ws.ID)
 	add("openapi", err, mapf(imps, func(x store.OpenAPIImport) string { return x.Name })...)
+	tasks, err := st.Tasks().List(ctx, ws.ID, store.TaskFilter{Limit: store.MaxListLimit})
+	add("tasks", err, mapf(tasks.Tasks, func(x store.Task) string { return x.ID + " " + string(x.Status) })...)
+	approvals, err := st.Approvals().List(ctx, ws.ID, store.ApprovalFilter{Limit: 1000})
+	add("approvals", err, mapf(approvals, func(x store.Approval) string { return x.ID + " " + string(x.Status) + " " + x.ApproverUserID })...)
 	invs, err := st.Invitations().List(ctx, ws.ID)
 	add("invitations", err, mapf(invs, func(x store.Invitation) string { return fmt.Sprintf("%s %s %v", x.ID, x.Role, x.AcceptedAt != nil) })...)
 	return out
@@ -890,4 +918,11 @@ func TestPermissionMatrixEscalation(t *testing.T) {
 		got = w.send(session, "GET", "/api/agents", "", "", csrfValid)
 		check(t, matrixWant{status: http.StatusForbidden, codes: []string{"no_workspace"}}, got)
 	})
+}
+
+// noTools is a workspace with no tools for the matrix's task service.
+type noTools struct{}
+
+func (noTools) Tool(_ context.Context, _, name string) (tool.Tool, error) {
+	return nil, fmt.Errorf("%w: %s", tool.ErrUnknownTool, name)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/memory"
+	"github.com/agentcraftlab/agentcraft/task"
 
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
@@ -52,6 +53,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Runs executes workflows; nil leaves the workflow API answering 503.
 	Runs *controlplane.Service
+	// Tasks is the task control plane (requests, approvals,
+	// compensation); nil leaves the task API answering 503.
+	Tasks *task.Service
 	// SSEKeepAlive is how often a quiet run event stream sends a comment
 	// so that proxies keep it open. Default 15 s.
 	SSEKeepAlive time.Duration
@@ -172,6 +176,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	s.registerWorkflows()
 	s.registerSafety()
 	s.registerAudit()
+	s.registerTasks()
 	s.registerChat()
 	s.registerConversations()
 	s.registerPeople()

@@ -265,6 +265,12 @@ func (s *Service) Get(ctx context.Context, workspaceID, id string) (View, error)
 	return v, nil
 }
 
+// Task returns the workspace's task; another workspace's is
+// store.ErrNotFound.
+func (s *Service) Task(ctx context.Context, workspaceID, id string) (store.Task, error) {
+	return s.st.Tasks().Get(ctx, workspaceID, id)
+}
+
 // List returns a page of the workspace's tasks.
 func (s *Service) List(ctx context.Context, workspaceID string, f store.TaskFilter) (store.TaskPage, error) {
 	return s.st.Tasks().List(ctx, workspaceID, f)

@@ -128,6 +128,9 @@ func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
 	if text == "" && r.Intent == nil {
 		return Outcome{}, fmt.Errorf("%w: text is empty; say what you need, or send a structured intent", ErrInvalid)
 	}
+	if r.Ceiling != "" && !store.Capability(r.Ceiling).Valid() {
+		return Outcome{}, fmt.Errorf("%w: capability ceiling %q is not low, medium or high", ErrInvalid, r.Ceiling)
+	}
 	if utf8.RuneCountInString(text) > maxRequestText {
 		return Outcome{}, fmt.Errorf("%w: text is longer than %d characters", ErrInvalid, maxRequestText)
 	}
@@ -171,10 +174,17 @@ func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	if s.audit != nil {
+		details, _ := json.Marshal(map[string]any{"source": t.Source, "source_ref": t.SourceRef, "title": t.Title})
+		s.audit(ctx, store.AuditEvent{WorkspaceID: t.WorkspaceID, Actor: in.Actor, Action: "task.create", Target: "task:" + t.ID, Details: details})
+	}
 	if in.NeedsClarification {
 		return s.clarify(ctx, t, in.Question)
 	}
-	ag, score, err := s.router.Route(in)
+	ag, score, err := s.route(r.Agent, in)
+	if errors.Is(err, ErrUnknownAgent) {
+		return s.fail(ctx, t, Outcome{}, err.Error())
+	}
 	if err != nil {
 		return s.clarify(ctx, t, "I am not sure what to do with this. Could you say whether you want an answer, a search, a reminder or a calendar event?")
 	}
@@ -189,6 +199,13 @@ func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
 	out := Outcome{Agent: ag.Name}
 	if err := s.check(ctx, t, &plan); err != nil {
 		return s.fail(ctx, t, out, err.Error())
+	}
+	if r.Ceiling != "" {
+		for i, st := range plan.Steps {
+			if capRank(st.Capability) > capRank(r.Ceiling) {
+				return s.fail(ctx, t, out, fmt.Sprintf("step %d (%s) needs capability %s, above the request's ceiling %s", i+1, st.Tool, st.Capability, r.Ceiling))
+			}
+		}
 	}
 	def, vars, err := plan.Definition()
 	if err != nil {
@@ -207,6 +224,22 @@ func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
 	}
 	out.Task, out.RunID = t, run.ID
 	return out, nil
+}
+
+// ErrUnknownAgent: the request names an agent the router does not know.
+var ErrUnknownAgent = errors.New("task: unknown agent")
+
+// route returns the named agent, or the router's pick.
+func (s *Service) route(name string, in Intent) (Agent, float64, error) {
+	if name == "" {
+		return s.router.Route(in)
+	}
+	for _, a := range s.router.Agents() {
+		if a.Name == name {
+			return a, 1, nil
+		}
+	}
+	return Agent{}, 0, fmt.Errorf("%w %q", ErrUnknownAgent, name)
 }
 
 // check fills each step's capability from its tool, refusing a plan that

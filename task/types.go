@@ -50,6 +50,12 @@ type Request struct {
 	Requester Requester
 	// ReplyTo is where results, questions and approval cards are sent.
 	ReplyTo Address
+	// Agent, when set, names the agent to plan it instead of the
+	// router's choice (POST /api/agents/run).
+	Agent string
+	// Ceiling, when set (low, medium, high), refuses a plan that needs a
+	// higher capability: the task fails naming the step.
+	Ceiling string
 }
 
 // Outcome is what Submit did with a request.

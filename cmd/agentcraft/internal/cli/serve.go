@@ -32,6 +32,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/server/mcpserver"
 	"github.com/agentcraftlab/agentcraft/server/studio"
 	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/task"
 	"github.com/agentcraftlab/agentcraft/tool"
 )
 
@@ -89,7 +90,10 @@ type stack struct {
 	masterKey []byte
 	// box is the secret box over masterKey (credentials, OpenID flow
 	// cookies).
-	box     *secret.Box
+	box *secret.Box
+	// ledger performs workflow tool and approval nodes for tasks (the
+	// engine's workflow.Actions).
+	ledger  *task.Ledger
 	closers []func()
 }
 
@@ -158,6 +162,10 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 		return nil, err
 	}
 	s.closers = append(s.closers, s.p.Stop)
+	if err := registerCalendar(cfg, s.p); err != nil {
+		return nil, err
+	}
+	s.ledger = task.NewLedger(s.st, taskTools{p: s.p, kb: s.knowledge}, &task.LedgerOptions{Policy: taskPolicy(cfg), Logger: platformLog})
 	if s.memories, err = memory.NewMemories(s.st, s.eng, &memory.MemoryOptions{Logger: platformLog, Audit: s.p.RecordAudit}); err != nil {
 		return nil, err
 	}
@@ -243,9 +251,17 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	if err != nil {
 		return err
 	}
+	lineMounts, err := lineMount(ctx, cfg, stk, wf.tasks, logger)
+	if err != nil {
+		return err
+	}
+	// The task reconciler (approval expiry, resumes a crash interrupted,
+	// notification delivery) runs here, where the channels' senders are.
+	wf.tasks.Start(ctx)
+	defer wf.tasks.Stop()
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
-		Runs: wf.runs, Knowledge: stk.knowledge, Attachments: attach, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories,
-		Mounts:   slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts(), aguiSrv.Mounts()),
+		Runs: wf.runs, Tasks: wf.tasks, Knowledge: stk.knowledge, Attachments: attach, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories,
+		Mounts:   slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts(), aguiSrv.Mounts(), lineMounts),
 		Identity: si.ids, OIDC: si.oidc, SecureCookies: cfg.Auth.SecureCookies, Studio: studio.Handler()})
 	if err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/internal/egress"
 	"github.com/agentcraftlab/agentcraft/queue"
+	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/task"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/nodes"
 )
@@ -34,6 +36,9 @@ func newEngine(cfg config.Config, stk *stack, logger *slog.Logger) (*workflow.En
 		if stk.knowledge != nil {
 			svc.Knowledge = stk.knowledge
 		}
+		if stk.ledger != nil {
+			svc.Actions = stk.ledger
+		}
 	}
 	return workflow.NewEngine(reg, svc, &workflow.EngineDefaults{MaxSteps: cfg.Workflows.MaxSteps, Timeout: cfg.Workflows.Timeout}), nil
 }
@@ -41,7 +46,10 @@ func newEngine(cfg config.Config, stk *stack, logger *slog.Logger) (*workflow.En
 // workflowRuntime is the durable workflow side of a server: the run
 // service and the job queue that executes its runs.
 type workflowRuntime struct {
-	runs        *controlplane.Service
+	runs *controlplane.Service
+	// tasks maps the runs of tasks to their tasks (every process that
+	// executes runs needs it) and serves the task API.
+	tasks       *task.Service
 	q           *queue.Queue
 	stopSweeper context.CancelFunc
 }
@@ -79,7 +87,12 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 		EnqueueAt: func(ctx context.Context, workspaceID, runID string, at time.Time) error {
 			return w.q.EnqueueRunAt(ctx, queue.RunArgs{WorkspaceID: workspaceID, RunID: runID, Wake: "deadline " + at.UTC().Format(time.RFC3339Nano)}, at)
 		},
+		// w.tasks is set below, before the queue starts executing runs.
+		Changed: func(ctx context.Context, r store.Run) { w.tasks.Changed(ctx, r) },
 	})
+	if w.tasks, err = newTasks(cfg, stk, w.runs, logger); err != nil {
+		return nil, err
+	}
 	execute := cfg.Workflows.Execute == nil || *cfg.Workflows.Execute
 	if !execute && single {
 		return nil, fmt.Errorf("workflows.execute: false needs PostgreSQL: on SQLite this process is the only one that can execute runs")

@@ -64,6 +64,11 @@ type Config struct {
 	// Auth configures sign-in: session lifetimes, cookies and OpenID
 	// Connect providers.
 	Auth Auth `yaml:"auth"`
+	// Channels configures chat channels (LINE).
+	Channels Channels `yaml:"channels"`
+	// Tasks configures the task control plane: the model that reads
+	// requests, approvals and the Scheduler's calendar.
+	Tasks Tasks `yaml:"tasks"`
 }
 
 // MCP configures the Model Context Protocol on both sides.
@@ -452,6 +457,7 @@ func (c *Config) Validate() error {
 	if c.Workflows.StorageQuotaMiB < -1 {
 		bad("workflows.storage_quota_mib", "%d is not -1 (none), 0 (default 1024) or a size in MiB", c.Workflows.StorageQuotaMiB)
 	}
+	c.validateTasks(bad)
 	if c.Server.GCPercent < 10 || c.Server.GCPercent > 10000 {
 		bad("server.gc_percent", "%d is not between 10 and 10000", c.Server.GCPercent)
 	}

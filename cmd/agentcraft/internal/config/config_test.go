@@ -166,6 +166,14 @@ func TestValidation(t *testing.T) {
 		{"workflows: {max_steps: 20000}", "workflows.max_steps: 20000 is above the ceiling of 10000"},
 		{"workflows: {max_steps: 600, max_steps_ceiling: 500}", "workflows.max_steps"},
 		{"workflows: {timeout: 48h}", "workflows.timeout"},
+		{"channels: {line: {channel_access_token: t}}", "channels.line.channel_secret"},
+		{"channels: {line: {channel_secret: s}}", "channels.line.channel_access_token"},
+		{"channels: {line: {channel_secret: s, channel_access_token: t, api_base_url: 'api.line.me'}}", "channels.line.api_base_url"},
+		{"channels: {line: {channel_secret: s, channel_access_token: t, webhook: x}}", "channels.line.webhook"},
+		{"tasks: {model: gpt-4o}", "tasks.model"},
+		{"tasks: {approval_ttl: -1h}", "tasks.approval_ttl"},
+		{"tasks: {calendar: {url: 'dav.example.com/cal'}}", "tasks.calendar.url"},
+		{"tasks: {calendar: {url: 'https://dav.example.com/cal/', token: t, password: p}}", "tasks.calendar: set token"},
 	} {
 		_, err := Load(write(t, tc.body), []string{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -257,5 +265,35 @@ func TestPathsRelativeToConfigFile(t *testing.T) {
 	}
 	if cfg.Database.URL != "sqlite://./other.db" {
 		t.Errorf("an environment override was moved: %q", cfg.Database.URL)
+	}
+}
+
+// TestLINEContract: the channels.line section other programs write, with
+// its secrets from the environment.
+func TestLINEContract(t *testing.T) {
+	cfg, err := Load(write(t, `
+channels:
+  line:
+    channel_secret: "${LINE_CHANNEL_SECRET}"
+    channel_access_token: "${LINE_CHANNEL_ACCESS_TOKEN}"
+    api_base_url: "https://api.line.me"
+    workspace: default
+tasks:
+  model: openai/gpt-4o-mini
+  approval_ttl: 2h
+  calendar: {url: "https://dav.example.com/calendars/team/work/", username: team, password: "${CALDAV_PASSWORD}"}
+`), []string{"LINE_CHANNEL_SECRET=sec", "LINE_CHANNEL_ACCESS_TOKEN=tok", "CALDAV_PASSWORD=pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := LINE{ChannelSecret: "sec", ChannelAccessToken: "tok", APIBaseURL: "https://api.line.me", Workspace: "default"}
+	if cfg.Channels.LINE == nil || *cfg.Channels.LINE != want {
+		t.Errorf("channels.line = %+v, want %+v", cfg.Channels.LINE, want)
+	}
+	if cfg.Tasks.Model != "openai/gpt-4o-mini" || cfg.Tasks.ApprovalTTL != 2*time.Hour || cfg.Tasks.Calendar == nil || cfg.Tasks.Calendar.Password != "pw" {
+		t.Errorf("tasks = %+v", cfg.Tasks)
+	}
+	if cfg, err := Load(write(t, "server: {addr: ':0'}"), []string{}); err != nil || cfg.Channels.LINE != nil {
+		t.Errorf("without channels.line: %+v, %v; want the channel off", cfg.Channels.LINE, err)
 	}
 }
