@@ -193,8 +193,24 @@ func (l *Ledger) tool(ctx context.Context, tk store.Task, name string) (tool.Too
 	if name == ToolRemind {
 		return remindTool{st: l.st, task: tk, now: l.now}, nil
 	}
-	return l.tools.Tool(ctx, tk.WorkspaceID, name)
+	t, err := l.tools.Tool(ctx, tk.WorkspaceID, name)
+	if err != nil {
+		return nil, err
+	}
+	if name == ToolKBSearch {
+		// kb_search is medium for a chat agent, whose client sees what
+		// it reads; a task's search reads the workspace's own knowledge
+		// for one of its members, and its answer goes only to the chat
+		// that asked: a read, low (the design's Research and Admin).
+		return workspaceRead{t}, nil
+	}
+	return t, nil
 }
+
+// workspaceRead is a tool that only reads the task's workspace.
+type workspaceRead struct{ tool.Tool }
+
+func (workspaceRead) Capability() tool.Capability { return tool.CapabilityLow }
 
 // finish writes the step's result and the task's step event; the writes
 // survive the run's cancellation.

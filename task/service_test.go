@@ -175,7 +175,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	e := &env{st: st, ws: ws.ID, eff: newEffects(), clock: &clock{}}
 	tools := toolSet{
-		task.ToolKBSearch:    &fakeTool{name: task.ToolKBSearch, cap: tool.CapabilityLow, eff: e.eff},
+		// kb_search is medium as a chat tool; a task reads it as low.
+		task.ToolKBSearch:    &fakeTool{name: task.ToolKBSearch, cap: tool.CapabilityMedium, eff: e.eff},
 		task.ToolCreateEvent: &fakeTool{name: task.ToolCreateEvent, cap: tool.CapabilityMedium, eff: e.eff, undoable: true},
 	}
 	for k, v := range o.tools {
