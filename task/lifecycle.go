@@ -140,6 +140,9 @@ type NotUndone struct {
 // a tool that declares none) is reported in NotUndone. The task gets a
 // compensated event with the report.
 func (s *Service) Compensate(ctx context.Context, workspaceID, taskID, actor string) (Compensation, error) {
+	if s.ledger == nil {
+		return Compensation{}, errNoRuns
+	}
 	t, err := s.st.Tasks().Get(ctx, workspaceID, taskID)
 	if err != nil {
 		return Compensation{}, err
@@ -359,7 +362,8 @@ func (s *Service) reconcileWorkspace(ctx context.Context, workspaceID string) {
 				case a.RunID != run.ID:
 				case a.Status == store.ApprovalExpired:
 					s.expire(ctx, a)
-				case a.Status == store.ApprovalApproved && s.waitsOn(ctx, run, a.ID):
+				case a.Status == store.ApprovalApproved && s.waitsOn(ctx, run, a.ID),
+					a.Status == store.ApprovalRejected:
 					s.apply(ctx, a)
 				}
 			}

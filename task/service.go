@@ -68,7 +68,9 @@ type Service struct {
 }
 
 // New returns the task service over st, starting runs on runs, whose
-// engine's Services.Actions must be ledger.
+// engine's Services.Actions must be ledger. With runs and ledger nil
+// (the CLI) it reads tasks and records decisions, which a server's
+// reconciler then applies; Submit, Compensate and Start need both.
 func New(st store.Store, runs *controlplane.Service, ledger *Ledger, opts *Options) (*Service, error) {
 	var o Options
 	if opts != nil {
@@ -118,6 +120,9 @@ var ErrInvalid = errors.New("task: invalid request")
 // cancelled with needs_clarification and Outcome.Question set; so does a
 // plan that needs an answer first (a reminder without a time).
 func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
+	if s.runs == nil || s.ledger == nil {
+		return Outcome{}, errNoRuns
+	}
 	if r.WorkspaceID == "" {
 		return Outcome{}, fmt.Errorf("%w: no workspace", ErrInvalid)
 	}
@@ -225,6 +230,8 @@ func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
 	out.Task, out.RunID = t, run.ID
 	return out, nil
 }
+
+var errNoRuns = errors.New("task: this service runs nothing (no run service); submit through the server")
 
 // ErrUnknownAgent: the request names an agent the router does not know.
 var ErrUnknownAgent = errors.New("task: unknown agent")
@@ -357,8 +364,14 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 
 // apply carries out a decided approval: the task moves on and the run
 // resumes, or both end. It is idempotent, so the reconciler may repeat it.
+//
+// A service without runs (the CLI's) records the decision only; the
+// reconciler of the server applies it within Options.Every.
 func (s *Service) apply(ctx context.Context, a store.Approval) {
 	ctx = context.WithoutCancel(ctx)
+	if s.runs == nil {
+		return
+	}
 	switch a.Status {
 	case store.ApprovalApproved:
 		if _, err := s.st.Tasks().Transition(ctx, a.WorkspaceID, a.TaskID, []store.TaskStatus{store.TaskAwaitingApproval}, store.TaskRunning, store.TaskUpdate{}); err != nil && !errors.Is(err, store.ErrConflict) {
