@@ -269,7 +269,11 @@ func (l *Ledger) Approval(ctx context.Context, req workflow.ApprovalRequest) (wo
 		StepKey: StepKey(req.RunID, req.StepKey), Capability: c, Summary: req.Summary, RequestedBy: tk.CreatedBy, ExpiresAt: &expires})
 	switch {
 	case errors.Is(err, store.ErrConflict):
-		// Asked before this execution: the decision, if any, stands.
+		// Asked before this execution: the decision, if any, stands. A
+		// crash may have come between asking and telling: finish that.
+		if a.Status == store.ApprovalPending {
+			l.asked(ctx, tk, a)
+		}
 	case err != nil:
 		return workflow.ApprovalState{}, fmt.Errorf("create approval: %w", err)
 	default:
@@ -282,16 +286,40 @@ func (l *Ledger) Approval(ctx context.Context, req workflow.ApprovalRequest) (wo
 	return st, nil
 }
 
-// asked moves the task to awaiting_approval and sends the approval card
-// to where the task answers.
+// asked sends the approval card to where the task answers and moves the
+// task to awaiting_approval. It may be repeated (a run resumed after a
+// crash between asking and telling): the card is queued once per
+// approval, the transition and its event happen once.
 func (l *Ledger) asked(ctx context.Context, tk store.Task, a store.Approval) {
+	ctx = context.WithoutCancel(ctx)
+	if !l.carded(ctx, tk, a.ID) {
+		card := &ApprovalCard{ID: a.ID, TaskID: tk.ID, TaskTitle: tk.Title, Summary: a.Summary, Capability: string(a.Capability), ExpiresAt: a.ExpiresAt}
+		notify(ctx, l.st, l.log, tk, KindApproval, Message{Text: "Approval needed (" + string(a.Capability) + "): " + a.Summary, Approval: card}, nil)
+	}
+	cur, err := l.st.Tasks().Get(ctx, tk.WorkspaceID, tk.ID)
+	if err != nil || cur.Status == store.TaskAwaitingApproval || cur.Status.Final() {
+		return
+	}
 	payload, _ := json.Marshal(map[string]any{"approval_id": a.ID, "summary": a.Summary, "capability": a.Capability})
 	ev := &store.TaskEvent{Type: EventApprovalRequested, Actor: "system:task", Payload: payload}
-	if _, err := l.st.Tasks().Transition(ctx, tk.WorkspaceID, tk.ID, liveStatuses, store.TaskAwaitingApproval, store.TaskUpdate{Event: ev}); err != nil {
+	if _, err := l.st.Tasks().Transition(ctx, tk.WorkspaceID, tk.ID, liveStatuses, store.TaskAwaitingApproval, store.TaskUpdate{Event: ev}); err != nil && !errors.Is(err, store.ErrConflict) {
 		l.log.Warn("task not marked awaiting approval", "task_id", tk.ID, "err", err)
 	}
-	card := &ApprovalCard{ID: a.ID, TaskID: tk.ID, TaskTitle: tk.Title, Summary: a.Summary, Capability: string(a.Capability), ExpiresAt: a.ExpiresAt}
-	notify(ctx, l.st, l.log, tk, KindApproval, Message{Text: "Approval needed (" + string(a.Capability) + "): " + a.Summary, Approval: card}, nil)
+}
+
+// carded reports whether the approval's card is in the task's outbox.
+func (l *Ledger) carded(ctx context.Context, tk store.Task, approvalID string) bool {
+	ns, err := l.st.Notifications().List(ctx, tk.WorkspaceID, store.NotificationFilter{TaskID: tk.ID, Limit: 1000})
+	if err != nil {
+		return false
+	}
+	for _, n := range ns {
+		var m Message
+		if n.Kind == KindApproval && json.Unmarshal(n.Payload, &m) == nil && m.Approval != nil && m.Approval.ID == approvalID {
+			return true
+		}
+	}
+	return false
 }
 
 // EventApprovalRequested is the task event of an approval being asked.
