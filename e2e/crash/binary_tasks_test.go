@@ -222,7 +222,6 @@ func TestBinaryTaskKillPostgres(t *testing.T) {
 	taskKillTrials(t, dsn+sep+"search_path="+schema, 20)
 }
 
-
 // waitTaskStatus waits until the task is in one of want, failing with
 // the task's whole view (and its runs' errors) when it does not get there.
 func waitTaskStatus(t *testing.T, addr, id, what string, want ...store.TaskStatus) {
