@@ -189,7 +189,7 @@ func planResearch(_ context.Context, r PlanRequest) (Plan, error) {
 	topic := firstNonEmpty(r.Intent.Target, r.Intent.Raw)
 	p := Plan{Agent: AgentResearch, Steps: []Step{{Tool: ToolKBSearch, Input: map[string]any{"query": topic}, Summary: "search the knowledge for " + quote(topic)}}}
 	if r.Model != "" {
-		p.Answer = &Answer{Model: r.Model, Question: r.Intent.Raw, Instructions: "You are a research assistant. Summarise what the search found about the request in a few sentences, citing the sources by title. Say plainly when nothing relevant was found."}
+		p.Answer = &Answer{Model: r.Model, Question: firstNonEmpty(r.Intent.Raw, topic), Instructions: "You are a research assistant. Summarise what the search found about the request in a few sentences, citing the sources by title. Say plainly when nothing relevant was found."}
 	}
 	return p, nil
 }
@@ -198,7 +198,7 @@ func planAdmin(_ context.Context, r PlanRequest) (Plan, error) {
 	q := firstNonEmpty(r.Intent.Target, r.Intent.Raw)
 	p := Plan{Agent: AgentAdmin, Steps: []Step{{Tool: ToolKBSearch, Input: map[string]any{"query": q}, Summary: "look up " + quote(q) + " in the knowledge"}}}
 	if r.Model != "" {
-		p.Answer = &Answer{Model: r.Model, Question: r.Intent.Raw, Instructions: "Answer the question briefly from the search results only, citing the source titles. If they do not answer it, say so."}
+		p.Answer = &Answer{Model: r.Model, Question: firstNonEmpty(r.Intent.Raw, q), Instructions: "Answer the question briefly from the search results only, citing the source titles. If they do not answer it, say so."}
 	}
 	return p, nil
 }
