@@ -317,12 +317,14 @@ func (s *Service) Reconcile(ctx context.Context) error {
 // first, so the run's cancellation (which reaches Changed) finds it
 // final; the run's wait has the same deadline, and ending it here frees
 // it now rather than at its own check. Repeating it changes nothing.
+// A service without runs (the CLI's, deciding an approval found expired)
+// expires the task only; the run ends at its own check of the deadline.
 func (s *Service) expire(ctx context.Context, a store.Approval) {
 	ctx = context.WithoutCancel(ctx)
 	if t := s.settle(ctx, a.WorkspaceID, a.TaskID, store.TaskExpired, "", map[string]any{"approval_id": a.ID}); t.ID == "" {
 		return
 	}
-	if a.RunID != "" {
+	if a.RunID != "" && s.runs != nil {
 		if _, err := s.runs.Cancel(ctx, a.WorkspaceID, a.RunID); err != nil {
 			s.log.Warn("expired run not ended", "run_id", a.RunID, "err", err)
 		}

@@ -630,6 +630,28 @@ func TestApprovalExpires(t *testing.T) {
 	}
 }
 
+// A service without runs (the CLI's) deciding an approval it finds
+// expired expires the task, leaving the run to end at its own deadline
+// check, instead of dereferencing the run service it lacks.
+func TestServiceWithoutRunsExpires(t *testing.T) {
+	e := newEnv(t, envOptions{policy: task.Policy{ApprovalTTL: time.Hour}})
+	out := e.submit(t, task.Intent{Action: "schedule", Object: "calendar_event", Target: "retro", When: time.Now().Add(2 * time.Hour).Format(time.RFC3339)}, "")
+	tk := e.waitTask(t, out.Task.ID, store.TaskAwaitingApproval)
+	ap := e.pending(t, tk.ID)
+	e.clock.advance(2 * time.Hour)
+	cli, err := task.New(e.st, nil, nil, &task.Options{Now: e.clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Decide(t.Context(), task.Decision{WorkspaceID: e.ws, ApprovalID: ap.ID, Approve: true, Approver: owner}); !errors.Is(err, task.ErrExpired) {
+		t.Errorf("Decide after expiry = %v, want ErrExpired", err)
+	}
+	e.waitTask(t, tk.ID, store.TaskExpired)
+	if calls, _ := e.eff.total(); calls != 0 {
+		t.Errorf("expired approval ran the step (%d calls)", calls)
+	}
+}
+
 // A decision stored while nobody applied it (the process died between
 // Approvals.Decide and the resume) is applied by the reconciler, once.
 func TestReconcileResumesDecidedRun(t *testing.T) {
