@@ -570,6 +570,9 @@ func (s *Service) ResumeOwned(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, run := range live {
+		if run.Executor != "" {
+			continue // an external executor's (worker API)
+		}
 		mine := run.LeaseOwner == s.opts.Owner
 		if !s.opts.SingleProcess && !mine && run.LeaseOwner != "" {
 			continue
@@ -599,6 +602,9 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	now := time.Now()
 	n := 0
 	for _, run := range live {
+		if run.Executor != "" {
+			continue // an external executor's (worker API): its lease is its own
+		}
 		expired := run.Status == store.RunRunning && run.LeaseUntil != nil && now.After(*run.LeaseUntil)
 		stale := run.Status == store.RunQueued && run.LeaseOwner == "" && now.Sub(run.UpdatedAt) > s.opts.LeaseTTL
 		if !expired && !stale {

@@ -136,6 +136,7 @@ type RunListParams struct {
 	Status      RunStatus
 	WorkflowID  string
 	TaskID      string
+	Executor    string
 	Limit       int
 }
 

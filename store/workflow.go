@@ -117,7 +117,11 @@ type Run struct {
 	WorkflowVersion int    `json:"workflow_version,omitempty"`
 	// TaskID is the task whose plan the run executes, if any (package
 	// task); the run's steps and approvals belong to that task.
-	TaskID     string          `json:"task_id,omitempty"`
+	TaskID string `json:"task_id,omitempty"`
+	// Executor, when set, names the external executor (a worker-API
+	// client) that runs the run; the workflow engine leaves such runs
+	// alone, and only that executor claims them.
+	Executor   string          `json:"executor,omitempty"`
 	Definition json.RawMessage `json:"definition"`
 	Status     RunStatus       `json:"status"`
 	Input      json.RawMessage `json:"input"`
@@ -215,6 +219,7 @@ type RunFilter struct {
 	Status     RunStatus
 	WorkflowID string
 	TaskID     string
+	Executor   string
 	// Limit caps the rows (newest first); 0 means 100.
 	Limit int
 }

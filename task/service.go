@@ -222,8 +222,16 @@ func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	run, err := s.runs.Start(ctx, controlplane.StartRequest{WorkspaceID: t.WorkspaceID, Definition: def,
-		Input: controlplane.RunInput{Input: in.Raw, Vars: vars}, TaskID: t.ID})
+	var run store.Run
+	if r.Executor != "" {
+		// The engine leaves a run with an executor alone; the plan (the
+		// definition it would have run, for the record) waits for a claim.
+		work, _ := json.Marshal(map[string]any{"input": ExecutorInput{Intent: in, Plan: plan}})
+		run, err = s.st.Runs().Create(ctx, store.Run{WorkspaceID: t.WorkspaceID, TaskID: t.ID, Executor: r.Executor, Definition: def, Input: work})
+	} else {
+		run, err = s.runs.Start(ctx, controlplane.StartRequest{WorkspaceID: t.WorkspaceID, Definition: def,
+			Input: controlplane.RunInput{Input: in.Raw, Vars: vars}, TaskID: t.ID})
+	}
 	if err != nil {
 		return s.fail(ctx, t, out, "start run: "+err.Error())
 	}

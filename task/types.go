@@ -56,6 +56,9 @@ type Request struct {
 	// Ceiling, when set (low, medium, high), refuses a plan that needs a
 	// higher capability: the task fails naming the step.
 	Ceiling string
+	// Executor, when set, hands the plan to that external executor (the
+	// worker API: Service.Claim) instead of the workflow engine.
+	Executor string
 }
 
 // Outcome is what Submit did with a request.

@@ -175,8 +175,8 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		queuedB := create(b, wf)                                         // queued
 		runningA := mustClaim(t, st, create(a, ""), "exec-2", time.Hour) // running
 		taskID := store.NewID()
-		taskA, err := runs.Create(ctx, store.Run{WorkspaceID: a.ID, TaskID: taskID, Definition: testDefinition})
-		if err != nil || taskA.TaskID != taskID {
+		taskA, err := runs.Create(ctx, store.Run{WorkspaceID: a.ID, TaskID: taskID, Executor: "claude-code", Definition: testDefinition})
+		if err != nil || taskA.TaskID != taskID || taskA.Executor != "claude-code" {
 			t.Fatalf("Create(task run) = %+v, %v; want task_id %s", taskA, err, taskID)
 		}
 		if got, err := runs.Get(ctx, a.ID, taskA.ID); err != nil || got.TaskID != taskID {
@@ -200,6 +200,8 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 			"limit":           {store.RunFilter{Limit: 2}, []store.Run{taskA, runningA}},
 			"task":            {store.RunFilter{TaskID: taskID}, []store.Run{taskA}},
 			"other task":      {store.RunFilter{TaskID: store.NewID()}, nil},
+			"executor":        {store.RunFilter{Executor: "claude-code", Status: store.RunQueued}, []store.Run{taskA}},
+			"other executor":  {store.RunFilter{Executor: "codex"}, nil},
 			"nothing":         {store.RunFilter{Status: store.RunFailed}, nil},
 		} {
 			got, err := runs.List(ctx, a.ID, tc.f)
