@@ -1,10 +1,12 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/platform"
@@ -26,7 +28,18 @@ import (
 //	POST /api/tasks/{id}/reject      the same
 //	POST /api/tasks/{id}/compensate  undo its side effects in reverse order
 //	GET  /api/approvals?status=pending  the inbox
-//	POST /api/agents/run             {"intent": {...}, "idempotency_key": "…", "agent": "…", "capability_ceiling": "low"}
+//	POST /api/agents/run             {"intent": {...}, "idempotency_key": "…", "agent": "…", "capability_ceiling": "low", "executor": "claude-code"}
+//
+// and the worker API of external executors (a run made with "executor"):
+//
+//	POST /api/runs/claim             {"executor": "claude-code", "lease_sec": 60, "run_id": "…"} → 200 {run, task, work} | 204
+//	POST /api/runs/{id}/step         {"executor", "key", "tool", "capability", "summary", "input", "output", "undo", "error"}
+//	POST /api/runs/{id}/heartbeat    {"executor", "lease_sec"}
+//	POST /api/runs/{id}/complete     {"executor", "result"}
+//	POST /api/runs/{id}/fail         {"executor", "error", "retryable"}
+//
+// A step of medium or high capability is refused with 409
+// approval_pending (naming the approval) until a person approves it.
 //
 // Deciding needs approve_low at the route and the permission of the
 // approval's capability in the handler (approve_medium for medium,
@@ -46,6 +59,12 @@ func (s *Server) registerTasks() {
 		{"POST /api/tasks/{id}/compensate", identity.PermApproveLow, s.compensateTask},
 		{"GET /api/approvals", identity.PermRead, s.listApprovals},
 		{"POST /api/agents/run", identity.PermRun, s.runAgentTask},
+		// The worker API of external executors (task.Service.Claim …).
+		{"POST /api/runs/claim", identity.PermRun, s.claimRun},
+		{"POST /api/runs/{id}/step", identity.PermRun, s.runStep},
+		{"POST /api/runs/{id}/heartbeat", identity.PermRun, s.runHeartbeat},
+		{"POST /api/runs/{id}/complete", identity.PermRun, s.runComplete},
+		{"POST /api/runs/{id}/fail", identity.PermRun, s.runFail},
 	} {
 		s.handle(rt.pattern, rt.perm, s.needTasks(rt.h))
 	}
@@ -92,6 +111,7 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request) {
 }
 
 type agentRunBody struct {
+	Executor          string       `json:"executor"`
 	Intent            *task.Intent `json:"intent"`
 	Text              string       `json:"text"`
 	IdempotencyKey    string       `json:"idempotency_key"`
@@ -116,7 +136,7 @@ func (s *Server) runAgentTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.submit(w, r, task.Request{WorkspaceID: workspace(r), Text: b.Text, Intent: b.Intent, Source: "api", SourceRef: "agents-run:" + key,
-		Requester: requester(r), Agent: b.Agent, Ceiling: b.CapabilityCeiling})
+		Requester: requester(r), Agent: b.Agent, Ceiling: b.CapabilityCeiling, Executor: b.Executor})
 }
 
 func cmpOrString(a, b string) string {
@@ -271,10 +291,105 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": as})
 }
 
+type workerBody struct {
+	Executor string          `json:"executor"`
+	LeaseSec int             `json:"lease_sec"`
+	RunID    string          `json:"run_id"`
+	Result   json.RawMessage `json:"result"`
+	Error    string          `json:"error"`
+	Retry    bool            `json:"retryable"`
+}
+
+func (b workerBody) lease() time.Duration {
+	if b.LeaseSec == 0 {
+		return 60 * time.Second
+	}
+	return time.Duration(b.LeaseSec) * time.Second
+}
+
+func (s *Server) claimRun(w http.ResponseWriter, r *http.Request) {
+	var b workerBody
+	if !s.decodeBody(w, r, &b) {
+		return
+	}
+	c, err := s.opts.Tasks.Claim(r.Context(), workspace(r), b.Executor, b.RunID, b.lease())
+	if errors.Is(err, task.ErrNoWork) {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if err != nil {
+		taskError(w, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, c)
+}
+
+func (s *Server) runStep(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Executor string `json:"executor"`
+		task.ExternalStep
+	}
+	if !s.decodeBody(w, r, &b) {
+		return
+	}
+	st, err := s.opts.Tasks.RecordStep(r.Context(), workspace(r), r.PathValue("id"), b.Executor, b.ExternalStep)
+	if err != nil {
+		taskError(w, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) runHeartbeat(w http.ResponseWriter, r *http.Request) {
+	var b workerBody
+	if !s.decodeBody(w, r, &b) {
+		return
+	}
+	run, err := s.opts.Tasks.Heartbeat(r.Context(), workspace(r), r.PathValue("id"), b.Executor, b.lease())
+	if err != nil {
+		taskError(w, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, run)
+}
+
+func (s *Server) runComplete(w http.ResponseWriter, r *http.Request) {
+	var b workerBody
+	if !s.decodeBody(w, r, &b) {
+		return
+	}
+	run, err := s.opts.Tasks.Complete(r.Context(), workspace(r), r.PathValue("id"), b.Executor, b.Result)
+	if err != nil {
+		taskError(w, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, run)
+}
+
+func (s *Server) runFail(w http.ResponseWriter, r *http.Request) {
+	var b workerBody
+	if !s.decodeBody(w, r, &b) {
+		return
+	}
+	run, err := s.opts.Tasks.Fail(r.Context(), workspace(r), r.PathValue("id"), b.Executor, b.Error, b.Retry)
+	if err != nil {
+		taskError(w, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, run)
+}
+
 // taskError maps the task service's errors.
 func taskError(w http.ResponseWriter, err error) {
 	var e *apierr.Error
+	var pend *task.ApprovalPendingError
 	switch {
+	case errors.As(err, &pend):
+		e = &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "approval_pending", Param: pend.ApprovalID, Message: err.Error()}
+	case errors.Is(err, task.ErrLeaseLost):
+		e = &apierr.Error{Status: http.StatusConflict, Type: apierr.TypeInvalidRequest, Code: "lease_lost", Message: err.Error()}
+	case errors.Is(err, task.ErrUnknownAgent):
+		e = apierr.BadRequest("agent", err.Error())
 	case errors.Is(err, task.ErrInvalid):
 		e = apierr.BadRequest("", strings.TrimPrefix(err.Error(), task.ErrInvalid.Error()+": "))
 	case errors.Is(err, task.ErrNoModel):

@@ -96,3 +96,80 @@ func TestApprovalPermissions(t *testing.T) {
 		t.Errorf("B's approval %s after A's calls", got.Status)
 	}
 }
+
+// TestWorkerAPI drives an external executor over HTTP: claim, a step
+// before and after its effect, a medium step refused until approved,
+// heartbeat, complete.
+func TestWorkerAPI(t *testing.T) {
+	w := newMatrixWorld(t)
+	member, _ := w.key(w.a, identity.RoleMember, "", "")
+	ownerKey, _ := w.key(w.a, identity.RoleOwner, "", "")
+	exec := servertest.Client{T: t, Base: w.url, Key: member}
+	var out struct {
+		Task  store.Task `json:"task"`
+		RunID string     `json:"run_id"`
+	}
+	exec.JSON("POST", "/api/agents/run", `{"intent":{"action":"search","target":"room rules"}}`, http.StatusBadRequest, nil)
+	exec.JSON("POST", "/api/agents/run", `{"intent":{"action":"search","target":"room rules"},"idempotency_key":"k-1","executor":"claude-code"}`, http.StatusCreated, &out)
+	var again struct {
+		Duplicate bool `json:"duplicate"`
+	}
+	exec.JSON("POST", "/api/agents/run", `{"intent":{"action":"search","target":"room rules"},"idempotency_key":"k-1","executor":"claude-code"}`, http.StatusOK, &again)
+	if !again.Duplicate {
+		t.Errorf("the same idempotency key again: not a duplicate")
+	}
+	if resp, _ := exec.Do("POST", "/api/runs/claim", `{"executor":"codex"}`); resp.StatusCode != http.StatusNoContent {
+		t.Errorf("claim with no work = %d, want 204", resp.StatusCode)
+	}
+	var claimed struct {
+		Run  store.Run  `json:"run"`
+		Task store.Task `json:"task"`
+	}
+	exec.JSON("POST", "/api/runs/claim", `{"executor":"claude-code","lease_sec":30}`, http.StatusOK, &claimed)
+	if claimed.Run.ID != out.RunID || claimed.Task.ID != out.Task.ID {
+		t.Fatalf("claimed %+v, want run %s", claimed, out.RunID)
+	}
+	base := "/api/runs/" + out.RunID
+	var st store.TaskStep
+	exec.JSON("POST", base+"/step", `{"executor":"claude-code","key":"search","tool":"kb_search","input":{"q":"rooms"}}`, http.StatusOK, &st)
+	exec.JSON("POST", base+"/step", `{"executor":"claude-code","key":"search","tool":"kb_search","output":{"hits":1}}`, http.StatusOK, &st)
+	if st.Status != store.StepOK {
+		t.Errorf("step %+v, want ok", st)
+	}
+	resp, body := exec.Do("POST", base+"/step", `{"executor":"claude-code","key":"book","tool":"book_room","capability":"medium","summary":"book room 3"}`)
+	var e struct {
+		Error struct{ Code, Param string } `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	if resp.StatusCode != http.StatusConflict || e.Error.Code != "approval_pending" || e.Error.Param == "" {
+		t.Fatalf("medium step = %d %s, want 409 approval_pending naming the approval", resp.StatusCode, body)
+	}
+	admin := servertest.Client{T: t, Base: w.url, Key: ownerKey}
+	admin.JSON("POST", "/api/tasks/"+out.Task.ID+"/approve", fmt.Sprintf(`{"approval_id":%q}`, e.Error.Param), http.StatusOK, nil)
+	exec.JSON("POST", base+"/step", `{"executor":"claude-code","key":"book","tool":"book_room","capability":"medium","output":{"booking":"b1"},"undo":{"booking":"b1"}}`, http.StatusOK, &st)
+	if st.Status != store.StepOK {
+		t.Errorf("approved step %+v", st)
+	}
+	exec.JSON("POST", base+"/heartbeat", `{"executor":"claude-code","lease_sec":30}`, http.StatusOK, nil)
+	if resp, _ := exec.Do("POST", base+"/complete", `{"executor":"codex","result":"x"}`); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("complete by another executor = %d, want 404", resp.StatusCode)
+	}
+	exec.JSON("POST", base+"/complete", `{"executor":"claude-code","result":"Booked room 3."}`, http.StatusOK, nil)
+	var ev struct {
+		Steps []store.TaskStep `json:"steps"`
+	}
+	exec.JSON("GET", "/api/tasks/"+out.Task.ID+"/evidence", "", http.StatusOK, &ev)
+	if len(ev.Steps) != 2 {
+		t.Errorf("evidence %+v, want 2 steps", ev.Steps)
+	}
+	var tk struct {
+		Task store.Task `json:"task"`
+	}
+	exec.JSON("GET", "/api/tasks/"+out.Task.ID, "", http.StatusOK, &tk)
+	if tk.Task.Status != store.TaskDone {
+		t.Errorf("task %s, want done", tk.Task.Status)
+	}
+	if resp, body := exec.Do("POST", base+"/fail", `{"executor":"claude-code","error":"late"}`); resp.StatusCode != http.StatusConflict {
+		t.Errorf("fail after complete = %d %s, want 409 lease_lost", resp.StatusCode, body)
+	}
+}

@@ -202,8 +202,12 @@ func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
 		return s.fail(ctx, t, Outcome{Agent: ag.Name}, "plan: "+err.Error())
 	}
 	out := Outcome{Agent: ag.Name}
-	if err := s.check(ctx, t, &plan); err != nil {
-		return s.fail(ctx, t, out, err.Error())
+	// An external executor brings its own tools and declares each
+	// step's capability when it records it (RecordStep gates it then).
+	if r.Executor == "" {
+		if err := s.check(ctx, t, &plan); err != nil {
+			return s.fail(ctx, t, out, err.Error())
+		}
 	}
 	if r.Ceiling != "" {
 		for i, st := range plan.Steps {
