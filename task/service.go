@@ -202,12 +202,10 @@ func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
 		return s.fail(ctx, t, Outcome{Agent: ag.Name}, "plan: "+err.Error())
 	}
 	out := Outcome{Agent: ag.Name}
-	// An external executor brings its own tools and declares each
+	// An external executor may bring tools of its own, declaring each
 	// step's capability when it records it (RecordStep gates it then).
-	if r.Executor == "" {
-		if err := s.check(ctx, t, &plan); err != nil {
-			return s.fail(ctx, t, out, err.Error())
-		}
+	if err := s.check(ctx, t, &plan, r.Executor != ""); err != nil {
+		return s.fail(ctx, t, out, err.Error())
 	}
 	if r.Ceiling != "" {
 		for i, st := range plan.Steps {
@@ -262,11 +260,15 @@ func (s *Service) route(name string, in Intent) (Agent, float64, error) {
 }
 
 // check fills each step's capability from its tool, refusing a plan that
-// names a tool the workspace lacks.
-func (s *Service) check(ctx context.Context, t store.Task, p *Plan) error {
+// names a tool the workspace lacks unless the executor brings its own
+// (external).
+func (s *Service) check(ctx context.Context, t store.Task, p *Plan, external bool) error {
 	for i := range p.Steps {
 		st := &p.Steps[i]
 		tl, err := s.ledger.tool(ctx, t, st.Tool)
+		if external && errors.Is(err, tool.ErrUnknownTool) {
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("plan step %d: %w", i+1, err)
 		}
