@@ -66,7 +66,8 @@ const (
 // reports the step it could not undo and why; the task list filters by
 // source. The store is checked after each decision.
 func TestApprovalsAndTasks(t *testing.T) {
-	env := newStudio(t, &servertest.Options{Tasks: true})
+	// Memory: sign-in lands on the chat, which lists conversations.
+	env := newStudio(t, &servertest.Options{Tasks: true, Memory: true})
 	ctx := t.Context()
 	u, err := env.Identity.CreateUser(ctx, identity.NewUser{Email: memberEmail, Password: memberPassword})
 	if err != nil {
@@ -143,6 +144,7 @@ const cat = (lang, area) => JSON.parse(readFileSync(cfg.locales + '/' + lang + '
 const tk = cat('en', 'tasks'), ap = cat('en', 'approvals')
 const main = page.getByRole('main')
 const nav = () => page.getByRole('navigation', { name: 'Pages', exact: true })
+page.on('response', (r) => { if (r.status() >= 500) step('HTTP ' + r.status() + ' from ' + r.request().method() + ' ' + new URL(r.url()).pathname + new URL(r.url()).search) })
 const request = (summary) => main.getByRole('list', { name: ap.listLabel }).getByRole('listitem').filter({ hasText: summary })
 
 // A member may decide low approvals only: the medium one is refused, and
@@ -217,6 +219,15 @@ await table.getByRole('link', { name: args.mediumTitle }).waitFor()
 await main.getByRole('combobox', { name: tk.filterSource }).selectOption('line')
 await table.getByRole('link', { name: args.mediumTitle }).waitFor({ state: 'detached' })
 const lineTasks = (await table.getByRole('link').allInnerTexts()).map((s) => s.trim())
+// A task asked in words, on a server without a task model: refused, and
+// the page says what is missing.
+step('a new task in words')
+expectStatus(422)
+const newTask = main.getByRole('region', { name: tk.new.title })
+await newTask.getByRole('textbox', { name: tk.new.text }).fill('Add a team meeting tomorrow at 10')
+await newTask.getByRole('button', { name: tk.new.submit }).click()
+const noModel = (await newTask.getByRole('alert').innerText()).trim()
+if (!noModel.includes(tk.new.noModel)) throw new Error('a new task without a model shows ' + noModel)
 const serious = seriousOf(await axe())
 if (serious.length) throw new Error('axe on the task list: ' + JSON.stringify(serious))
 result = { refusal, status, approval_text: approvalText, steps_table: stepsTable, report, line_tasks: lineTasks }

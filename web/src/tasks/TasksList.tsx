@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import { useTranslation } from 'react-i18next'
 import { Link, useSearchParams } from 'react-router-dom'
-import { api } from '../api'
+import { api, APIError } from '../api'
 import { Button, cellClass, EmptyState, ErrorAlert, Field, PageHeader, Section, Select, Table, TextArea, useLoad } from '../components/ui'
 import { formatTime } from '../runs/format'
 import { useCan, useSession } from '../session'
@@ -153,7 +153,15 @@ function NewTask({ onCreated }: { onCreated: () => void }) {
         </Button>
       </form>
       <div className="mt-3">
-        <ErrorAlert error={error} />
+        {error instanceof APIError && error.code === 'tasks_model_not_configured' ? (
+          // Words need a model to read them; say so in the user's language.
+          <div role="alert" className="mb-3 rounded border border-red-300 bg-red-50 p-2 text-sm text-red-800 dark:border-red-700 dark:bg-red-950 dark:text-red-200">
+            <p className="font-medium">{t('tasks.new.noModel')}</p>
+            <p translate="no">{error.message}</p>
+          </div>
+        ) : (
+          <ErrorAlert error={error} />
+        )}
       </div>
       <div role="status">
         {outcome && (
