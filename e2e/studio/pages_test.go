@@ -81,6 +81,7 @@ func TestEveryPage(t *testing.T) {
 		Knowledge: true,
 		Workflows: true,
 		MCP:       true, // the service tester calls /mcp
+		Tasks:     true, // tasks and the approvals inbox
 	})
 	// Data for the pages to show, so that lists link to their subpages
 	// (the Studio's canvas of this workflow).
@@ -92,6 +93,10 @@ func TestEveryPage(t *testing.T) {
 	now := time.Now()
 	seedUsage(t, env, ownerActor(t, env), now)
 	seedAudit(t, env, ownerActor(t, env), now)
+	// A task waiting on an approval, with a step, so that the inbox lists
+	// a request and the task page shows its evidence.
+	seedApprovalTask(t, env, approvalSeed{title: "Book the meeting room", source: "line", capability: store.CapabilityLow,
+		summary: "Book room 3 for Friday 10:00", tool: "calendar_create_event"})
 	res := env.browse(t, everyPageScript, nil)
 	var out struct {
 		SignIn pageCheck   `json:"signin"`

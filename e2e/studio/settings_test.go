@@ -31,7 +31,7 @@ const (
 // store after each, then signs in as a guest, who sees no write control
 // and whose page asks the server for nothing a guest may not read.
 func TestSettingsPage(t *testing.T) {
-	env := newStudio(t, nil)
+	env := newStudio(t, &servertest.Options{Tasks: true}) // the approvals inbox asks the task API
 	ctx := t.Context()
 	ids := map[string]string{}
 	for _, p := range []struct {
@@ -329,12 +329,13 @@ await danRow.getByRole('group', { name: fill(s.members.confirmRemove, args.dan) 
 await status(fill(s.members.removed, args.dan))
 await danRow.waitFor({ state: 'detached' })
 
-// The approvals inbox is an honest empty state.
+// The approvals inbox, with nothing pending, says so and offers no decision.
 step('approvals')
+const tasksCat = cat('en', 'tasks')
 await page.getByRole('navigation', { name: 'Pages', exact: true }).getByRole('link', { name: approvals.nav }).click()
 await page.getByRole('heading', { level: 1, name: approvals.title }).waitFor()
 await main.getByText(approvals.empty).waitFor()
-if ((await main.getByRole('table').count()) + (await main.getByRole('button').count()) > 0) throw new Error('the approvals page shows a list or buttons with no approvals API')
+if ((await main.getByRole('list', { name: approvals.listLabel }).count()) + (await main.getByRole('button', { name: tasksCat.decide.approve }).count()) > 0) throw new Error('the approvals page shows requests or an Approve button with nothing pending')
 
 // A guest signs in: the page shows notes instead of controls and asks
 // only for what a guest may read.

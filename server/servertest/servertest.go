@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -43,6 +44,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/server/mcpserver"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
+	"github.com/agentcraftlab/agentcraft/task"
 	"github.com/agentcraftlab/agentcraft/tool"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/nodes"
@@ -112,6 +114,12 @@ type Options struct {
 	// through Env.Runs (Options.Workflows) and docsearch over
 	// Env.Knowledge (Options.Knowledge). Default: /mcp is not served.
 	MCP bool
+	// Tasks gives the server the task service (package task) as `agentcraft
+	// serve` has it: a ledger calling the platform's tools (the built-ins)
+	// as every workflow engine's Actions, the run service's Changed hook
+	// moving tasks along, serving /api/tasks and /api/approvals; Env.Tasks
+	// is it. It implies Workflows. Default: those answer 503.
+	Tasks bool
 }
 
 // Env is a running server.
@@ -139,6 +147,8 @@ type Env struct {
 	// Identity is set with Options.Identity, OIDC with Options.OIDC.
 	Identity *identity.Service
 	OIDC     *identity.OIDC
+	// Tasks is the task service when Options.Tasks is set.
+	Tasks *task.Service
 	// Runner is the run seam the server's surfaces share (with memory
 	// when Options.Memory is set); tests that mount a surface of their
 	// own, such as /mcp, hand it to that surface.
@@ -266,13 +276,31 @@ func New(t testing.TB, opts *Options) *Env {
 		t.Fatal(err)
 	}
 	aopts := &aguiserver.Options{Runner: sopts.Runner, Conversations: env.Conversations, MaxBodyBytes: o.MaxBodyBytes, Logger: logger}
-	if o.Workflows {
+	if o.Workflows || o.Tasks {
 		reg := workflow.NewRegistry()
 		if err := nodes.RegisterBuiltins(reg); err != nil {
 			t.Fatal(err)
 		}
-		eng := workflow.NewEngine(reg, workflow.Services{Agents: sopts.Runner.WorkflowAgents("test"), HTTP: http.DefaultClient, Logger: logger}, nil)
-		runs := controlplane.New(st, eng, controlplane.Options{Owner: "test", SingleProcess: true, Logger: logger, Audit: p.RecordAudit})
+		services := workflow.Services{Agents: sopts.Runner.WorkflowAgents("test"), HTTP: http.DefaultClient, Logger: logger}
+		var ledger *task.Ledger
+		if o.Tasks {
+			ledger = task.NewLedger(st, platformTools{p}, &task.LedgerOptions{Logger: logger})
+			services.Actions = ledger
+		}
+		eng := workflow.NewEngine(reg, services, nil)
+		copts := controlplane.Options{Owner: "test", SingleProcess: true, Logger: logger, Audit: p.RecordAudit}
+		if o.Tasks {
+			// env.Tasks is set below, before the server takes a request.
+			copts.Changed = func(ctx context.Context, r store.Run) { env.Tasks.Changed(ctx, r) }
+		}
+		runs := controlplane.New(st, eng, copts)
+		if o.Tasks {
+			tasks, err := task.New(st, runs, ledger, &task.Options{Audit: p.RecordAudit, Logger: logger})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env.Tasks, sopts.Tasks = tasks, tasks
+		}
 		// Registered before the server's cleanup, so it runs after it:
 		// runs end once no request can start one.
 		t.Cleanup(runs.Wait)
@@ -320,6 +348,21 @@ func New(t testing.TB, opts *Options) *Env {
 		st.Close()
 	})
 	return env
+}
+
+// platformTools are the tools of a task's steps: the platform's, as an
+// agent of the workspace without knowledge bases would get them.
+type platformTools struct{ p *platform.Platform }
+
+func (t platformTools) Tool(_ context.Context, workspaceID, name string) (tool.Tool, error) {
+	ts, warnings, err := t.p.Catalog().Resolve(workspaceID, []string{name}, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) == 0 {
+		return nil, fmt.Errorf("%w: %s is not available: %s", tool.ErrUnknownTool, name, strings.Join(warnings, "; "))
+	}
+	return ts[0], nil
 }
 
 // CreateKey stores a new API key for the workspace and returns it.

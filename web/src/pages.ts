@@ -44,6 +44,12 @@ export const pages: Page[] = [
   { path: '/knowledge', navKey: 'knowledge.nav', component: lazy(() => import('./pages/Knowledge')) },
   { path: '/agents', navKey: 'agents.nav', component: lazy(() => import('./pages/Agents')) },
   { path: '/tools', navKey: 'tools.nav', component: lazy(() => import('./pages/Tools')) },
+  {
+    path: '/tasks',
+    navKey: 'tasks.nav',
+    // One task: its view (steps, approvals, runs, events).
+    component: lazyPrefetching('/tasks', (id) => (id && !id.includes('/') ? ['/api/tasks/' + encodeURIComponent(decodeURIComponent(id))] : []), () => import('./pages/Tasks')),
+  },
   { path: '/approvals', navKey: 'approvals.nav', component: lazy(() => import('./pages/Approvals')) },
   { path: '/audit', navKey: 'audit.nav', component: lazy(() => import('./pages/Audit')), permission: 'admin_workspace' },
   { path: '/usage', navKey: 'usage.nav', component: lazy(() => import('./pages/Usage')) },
