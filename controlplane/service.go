@@ -212,10 +212,17 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 	}
 	s.active[runID] = func() {}
 	s.mu.Unlock()
+	var ended store.Run // what end recorded, for Options.Changed
 	defer func() {
 		s.mu.Lock()
 		delete(s.active, runID)
 		s.mu.Unlock()
+		// Told only now, when this process no longer holds the run: a
+		// hook that resumes it (an approval decided while it parked)
+		// must find it free to execute again.
+		if ended.ID != "" {
+			s.changed(context.WithoutCancel(ctx), ended)
+		}
 	}()
 
 	runs := s.st.Runs()
@@ -231,11 +238,11 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 	}
 	plan, err := s.Plan(run.Definition)
 	if err != nil {
-		return s.end(ctx, run, workflow.Outcome{Status: workflow.StatusFailed, Error: "definition: " + err.Error()}, nil)
+		return s.end(ctx, run, workflow.Outcome{Status: workflow.StatusFailed, Error: "definition: " + err.Error()}, nil, &ended)
 	}
 	var in RunInput
 	if err := json.Unmarshal(run.Input, &in); err != nil {
-		return s.end(ctx, run, workflow.Outcome{Status: workflow.StatusFailed, Error: "input: " + err.Error()}, nil)
+		return s.end(ctx, run, workflow.Outcome{Status: workflow.StatusFailed, Error: "input: " + err.Error()}, nil, &ended)
 	}
 
 	runCtx, cancel := context.WithCancelCause(ctx)
@@ -280,7 +287,7 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 		_ = rec.Flush(context.WithoutCancel(ctx))
 		return nil
 	}
-	return s.end(context.WithoutCancel(ctx), run, out, rec)
+	return s.end(context.WithoutCancel(ctx), run, out, rec, &ended)
 }
 
 var (
@@ -312,8 +319,8 @@ func (s *Service) heartbeat(ctx context.Context, run store.Run, cancel context.C
 	}
 }
 
-// end records a run's outcome.
-func (s *Service) end(ctx context.Context, run store.Run, out workflow.Outcome, rec *recorder) error {
+// end records a run's outcome; *changed gets the row it stored.
+func (s *Service) end(ctx context.Context, run store.Run, out workflow.Outcome, rec *recorder, changed *store.Run) error {
 	if rec != nil {
 		if err := rec.Flush(ctx); err != nil {
 			s.opts.Logger.Warn("run events not saved", "run", run.ID, "err", err)
@@ -353,7 +360,7 @@ func (s *Service) end(ctx context.Context, run store.Run, out workflow.Outcome, 
 		return nil // canceled meanwhile: the cancel wins
 	}
 	if ended.ID != "" && (ended.Status == store.RunWaiting || ended.Status.Final()) {
-		s.changed(ctx, ended) // the row says so, whatever a deadline's scheduling answered
+		*changed = ended // the row says so, whatever a deadline's scheduling answered
 	}
 	return err
 }

@@ -21,10 +21,23 @@ import (
 // left alone. It is idempotent: the reconciler calls it again for a task
 // whose run ended while the process died.
 func (s *Service) Changed(ctx context.Context, run store.Run) {
-	if run.TaskID == "" || !run.Status.Final() {
+	ctx = context.WithoutCancel(ctx)
+	if run.TaskID == "" {
+		// A workflow run that acted through the ledger has a task of its
+		// own (Ledger.taskOf); other runs have none.
+		t, err := s.st.Tasks().GetBySource(ctx, run.WorkspaceID, SourceWorkflow, run.ID)
+		if err != nil {
+			return
+		}
+		run.TaskID = t.ID
+	}
+	if run.Status == store.RunWaiting {
+		s.decidedWhileParking(ctx, run)
 		return
 	}
-	ctx = context.WithoutCancel(ctx)
+	if !run.Status.Final() {
+		return
+	}
 	switch run.Status {
 	case store.RunSucceeded:
 		s.settle(ctx, run.WorkspaceID, run.TaskID, store.TaskDone, resultText(run.Output), map[string]any{"run_id": run.ID, "output": json.RawMessage(run.Output)})
@@ -40,6 +53,21 @@ func (s *Service) Changed(ctx context.Context, run store.Run) {
 			if _, err := s.Compensate(ctx, run.WorkspaceID, run.TaskID, "system:task"); err != nil {
 				s.log.Warn("failed task not compensated", "task_id", run.TaskID, "err", err)
 			}
+		}
+	}
+}
+
+// decidedWhileParking applies a decision made between the run asking
+// for its approval and parking on it (the resume found it not waiting
+// yet), so the run goes on now instead of at the next reconcile.
+func (s *Service) decidedWhileParking(ctx context.Context, run store.Run) {
+	as, err := s.st.Approvals().List(ctx, run.WorkspaceID, store.ApprovalFilter{TaskID: run.TaskID, Limit: 1000})
+	if err != nil {
+		return
+	}
+	for _, a := range as {
+		if a.RunID == run.ID && (a.Status == store.ApprovalApproved || a.Status == store.ApprovalRejected) && s.waitsOn(ctx, run, a.ID) {
+			s.apply(ctx, a)
 		}
 	}
 }

@@ -722,6 +722,8 @@ func TestWorkflowRunGetsATask(t *testing.T) {
 	if calls, _ := e.eff.total(); calls != 1 {
 		t.Errorf("calls %d, want 1 (only the approved node)", calls)
 	}
+	// The run's own task ends with it.
+	e.waitTask(t, tk.ID, store.TaskFailed)
 }
 
 func waitRun(t *testing.T, e *env, id string, want ...store.RunStatus) store.Run {
