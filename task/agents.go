@@ -168,8 +168,13 @@ func BuiltinAgents() []Agent {
 			Description:  "Sets reminders (sent on this channel at the time) and creates calendar events over CalDAV after approval.",
 			Capabilities: []string{"reminder.create:low", "calendar.write:medium"},
 			Handles: []Rule{
-				{When: `action in ["schedule", "book", "create_event", "add_event"] || object in ["calendar_event", "event", "meeting", "appointment"]`, Score: 0.95},
-				{When: `action in ["remind", "reminder"] || object == "reminder"`, Score: 0.95},
+				{When: `action in ["schedule", "book", "create_event", "add_event"]`, Score: 0.95},
+				{When: `action in ["remind", "reminder", "set_reminder"]`, Score: 0.95},
+				// The object alone only decides when no agent claims the
+				// action: "summarise yesterday's meeting" or "what is on
+				// the calendar tomorrow" is about an event but asks for a
+				// read, and must not become a calendar write.
+				{When: `object in ["calendar_event", "event", "meeting", "appointment", "reminder"]`, Score: 0.5},
 			},
 			Plan: planScheduler,
 		},
