@@ -168,8 +168,13 @@ func BuiltinAgents() []Agent {
 			Description:  "Sets reminders (sent on this channel at the time) and creates calendar events over CalDAV after approval.",
 			Capabilities: []string{"reminder.create:low", "calendar.write:medium"},
 			Handles: []Rule{
-				{When: `action in ["schedule", "book", "create_event", "add_event"] || object in ["calendar_event", "event", "meeting", "appointment"]`, Score: 0.95},
-				{When: `action in ["remind", "reminder"] || object == "reminder"`, Score: 0.95},
+				{When: `action in ["schedule", "book", "create_event", "add_event"]`, Score: 0.95},
+				{When: `action in ["remind", "reminder", "set_reminder"]`, Score: 0.95},
+				// The object alone only decides when no agent claims the
+				// action: "summarise yesterday's meeting" or "what is on
+				// the calendar tomorrow" is about an event but asks for a
+				// read, and must not become a calendar write.
+				{When: `object in ["calendar_event", "event", "meeting", "appointment", "reminder"]`, Score: 0.5},
 			},
 			Plan: planScheduler,
 		},
@@ -210,7 +215,7 @@ func planScheduler(_ context.Context, r PlanRequest) (Plan, error) {
 	if in.When == "" {
 		return Plan{}, &ClarifyError{Question: "When should it be? Please give a date and time."}
 	}
-	when, err := time.Parse(time.RFC3339, in.When)
+	when, err := parseWhen(in.When, r.Now.Location())
 	if err != nil {
 		return Plan{}, &ClarifyError{Question: "I could not read the time " + quote(in.When) + "; please give a date and time."}
 	}
@@ -220,13 +225,53 @@ func planScheduler(_ context.Context, r PlanRequest) (Plan, error) {
 	}
 	d := time.Hour
 	if in.Duration != "" {
-		if d, err = time.ParseDuration(in.Duration); err != nil || d <= 0 {
+		if d, err = parseDuration(in.Duration); err != nil || d <= 0 {
 			return Plan{}, &ClarifyError{Question: "How long should " + quote(what) + " be?"}
 		}
 	}
 	return Plan{Agent: AgentScheduler, Steps: []Step{{Tool: ToolCreateEvent,
 		Input:   map[string]any{"summary": what, "start": when.Format(time.RFC3339), "end": when.Add(d).Format(time.RFC3339)},
 		Summary: "create the calendar event " + quote(what) + " on " + when.Format("2006-01-02 15:04 MST") + " for " + d.String()}}}, nil
+}
+
+// zonelessLayouts are the shapes of a time a model writes when it leaves
+// out the offset it was asked for.
+var zonelessLayouts = []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04"}
+
+// parseWhen reads an intent's time: RFC 3339, or a time without an
+// offset ("2030-06-17T15:00:00"), which models asked for RFC 3339 often
+// write. That one is read in loc, the zone of the clock the request was
+// resolved against (the extraction prompt names it), instead of asking
+// the person again for a time they gave.
+func parseWhen(s string, loc *time.Location) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	t, err := time.Parse(time.RFC3339, s)
+	if err == nil {
+		return t, nil
+	}
+	for _, layout := range zonelessLayouts {
+		if t, zerr := time.ParseInLocation(layout, s, loc); zerr == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, err
+}
+
+// parseDuration reads an event's length: a Go duration ("30m", "1h30m")
+// as the schema asks, or the ISO 8601 duration models often write
+// instead ("PT45M", "PT1H30M"); a length in days or more is not read.
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	d, err := time.ParseDuration(s)
+	if err == nil {
+		return d, nil
+	}
+	if rest, ok := strings.CutPrefix(strings.ToUpper(s), "PT"); ok && rest != "" {
+		if d, ierr := time.ParseDuration(strings.ToLower(rest)); ierr == nil {
+			return d, nil
+		}
+	}
+	return 0, err
 }
 
 // ClarifyError is a plan that cannot be made without an answer from the

@@ -157,23 +157,39 @@ type envOptions struct {
 	policy task.Policy
 	agents []task.Agent
 	tools  toolSet
+	// store and workspace, when set, are used instead of a fresh SQLite
+	// store (a servertest platform's, so that an extractor's inline agent
+	// finds the workspace's providers).
+	store     store.Store
+	workspace string
+	extractor task.Extractor
+	// now, when set, is the service's and ledger's clock.
+	now func() time.Time
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"), nil)
-	if err != nil {
-		t.Fatal(err)
+	st, wsID := o.store, o.workspace
+	if st == nil {
+		var err error
+		if st, err = sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		ws, err := st.Workspaces().GetOrCreate(t.Context(), "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wsID = ws.ID
 	}
-	if err := st.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
+	e := &env{st: st, ws: wsID, eff: newEffects(), clock: &clock{}}
+	now := e.clock.now
+	if o.now != nil {
+		now = o.now
 	}
-	t.Cleanup(func() { st.Close() })
-	ws, err := st.Workspaces().GetOrCreate(t.Context(), "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{st: st, ws: ws.ID, eff: newEffects(), clock: &clock{}}
 	tools := toolSet{
 		// kb_search is medium as a chat tool; a task reads it as low.
 		task.ToolKBSearch:    &fakeTool{name: task.ToolKBSearch, cap: tool.CapabilityMedium, eff: e.eff},
@@ -188,12 +204,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 		}
 		tools[k] = v
 	}
-	ledger := task.NewLedger(st, tools, &task.LedgerOptions{Policy: o.policy, Now: e.clock.now})
+	ledger := task.NewLedger(st, tools, &task.LedgerOptions{Policy: o.policy, Now: now})
 	eng := workflowtest.Engine(t, workflow.Services{Actions: ledger})
 	var svc *task.Service
 	e.runs = controlplane.New(st, eng, controlplane.Options{Owner: "test", SingleProcess: true,
 		Changed: func(ctx context.Context, r store.Run) { svc.Changed(ctx, r) }})
-	opts := &task.Options{Policy: o.policy, Now: e.clock.now}
+	opts := &task.Options{Policy: o.policy, Now: now, Extractor: o.extractor}
 	if o.agents != nil {
 		r, err := task.NewRouter(o.agents...)
 		if err != nil {
@@ -201,7 +217,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		}
 		opts.Router = r
 	}
-	svc, err = task.New(st, e.runs, ledger, opts)
+	svc, err := task.New(st, e.runs, ledger, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
