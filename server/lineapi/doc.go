@@ -12,8 +12,9 @@
 //     redeliveries are deduplicated by the task service) and an approval
 //     button's postback into a task.Decision. The LINE user is resolved to
 //     the AgentCraft user who linked it (Accounts); an unlinked user is told
-//     to link the account in the studio (Profile → LINE) and nothing else
-//     happens.
+//     to link the account by signing in to the studio once with LINE
+//     Login (an auth.oidc provider of issuer https://access.line.me), and
+//     nothing else happens.
 //   - Sender is the task.Sender of the channel "line". It answers with the
 //     asking message's reply token while that is fresh (ReplyTokenTTL) and
 //     pushes otherwise, with an X-Line-Retry-Key derived from the

@@ -26,7 +26,9 @@ const SignatureHeader = "x-line-signature"
 
 // Replies of the webhook to the person on LINE.
 const (
-	linkHint          = "Your LINE account is not linked to AgentCraft yet. Open the studio, go to Profile → LINE and link it, then send your request again."
+	// Signing in to the studio with LINE Login (an auth.oidc provider
+	// whose issuer is https://access.line.me) links the account.
+	linkHint          = "Your LINE account is not linked to AgentCraft yet. Sign in to the studio once with LINE (the LINE Login button), then send your request again."
 	submitFailedReply = "Sorry, I could not take that request right now. Please try again in a moment."
 	decideFailedReply = "Sorry, your decision could not be recorded right now. Please try again in a moment."
 )

@@ -118,8 +118,8 @@ func TestWebhookUnlinkedUserGetsLinkHint(t *testing.T) {
 		t.Errorf("Submit called %d times for an unlinked user", n)
 	}
 	texts := e.replyTexts()
-	if len(texts) != 1 || !strings.Contains(texts[0], "Profile → LINE") {
-		t.Errorf("replies %q, want the link hint naming Profile → LINE", texts)
+	if len(texts) != 1 || !strings.Contains(texts[0], "Sign in to the studio once with LINE") {
+		t.Errorf("replies %q, want the link hint naming LINE sign-in", texts)
 	}
 }
 
@@ -213,7 +213,7 @@ func TestWebhookPostbackRefusals(t *testing.T) {
 		{"not found", bob, store.Approval{}, fmt.Errorf("get approval: %w", store.ErrNotFound), "no longer exists"},
 		{"decided otherwise before", bob, store.Approval{ID: "appr_1", Status: store.ApprovalRejected, Summary: "pay 10k"}, nil, "already rejected: pay 10k"},
 		{"conflict with the row", bob, store.Approval{ID: "appr_1", Status: store.ApprovalExpired, Summary: "pay 10k"}, store.ErrConflict, "expired: pay 10k"},
-		{"unlinked user", eve, store.Approval{}, nil, "Profile → LINE"},
+		{"unlinked user", eve, store.Approval{}, nil, "Sign in to the studio once with LINE"},
 		{"broken service", bob, store.Approval{}, errors.New("connection refused"), "try again"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
