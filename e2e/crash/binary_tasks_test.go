@@ -205,21 +205,7 @@ func TestBinaryTaskKillPostgres(t *testing.T) {
 		t.Skipf("set %s to run on PostgreSQL", dsnEnv)
 	}
 	t.Parallel()
-	schema := freshSchema(t, dsn)
-	conn, err := pgx.Connect(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = conn.Exec(t.Context(), `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize())
-	conn.Close(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	taskKillTrials(t, dsn+sep+"search_path="+schema, 20)
+	taskKillTrials(t, schemaURL(t, dsn), 20)
 }
 
 // waitTaskStatus waits until the task is in one of want, failing with
@@ -238,4 +224,25 @@ func waitTaskStatus(t *testing.T, addr, id, what string, want ...store.TaskStatu
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// schemaURL creates a fresh schema (dropped at the end of the test) and
+// returns dsn pointing at it: the database.url of a binary under test.
+func schemaURL(t *testing.T, dsn string) string {
+	t.Helper()
+	schema := freshSchema(t, dsn)
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(t.Context(), `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize())
+	conn.Close(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return dsn + sep + "search_path=" + schema
 }

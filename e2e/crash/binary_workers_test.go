@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/store"
 )
@@ -49,26 +47,12 @@ func TestBinaryWorkersTasks(t *testing.T) {
 // submission to the last task done.
 func workerBatch(t *testing.T, dsn string, workers, n int) float64 {
 	t.Helper()
-	schema := freshSchema(t, dsn)
-	conn, err := pgx.Connect(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = conn.Exec(t.Context(), `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize())
-	conn.Close(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
 	llm := llmtest.NewOpenAI(t)
 	for range n { // pushed, not repeated: the fake records what it scripts
 		llm.Push(llmtest.Turn{Text: "Summary: the handbook covers it."})
 	}
 	dir := t.TempDir()
-	cfg := binConfig{dir: dir, dbURL: dsn + sep + "search_path=" + schema, llmURL: llm.URL,
+	cfg := binConfig{dir: dir, dbURL: schemaURL(t, dsn), llmURL: llm.URL,
 		extra: "tasks: {model: fake/m}\nworkflows: {execute: false}\n"}
 	addr := freeAddr(t)
 	startServe(t, "serve", cfg, addr, "AGENTCRAFT_WORKER_ID=web")
