@@ -19,6 +19,7 @@
 package linetest
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -27,12 +28,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/line/line-bot-sdk-go/v8/linebot/messaging_api"
 )
 
 // Server is the fake Messaging API.
@@ -176,7 +180,7 @@ type pushRequest struct {
 
 func (s *Server) serveReply(w http.ResponseWriter, r *http.Request) {
 	var req replyRequest
-	if err := decodeStrict(r, &req); err != nil {
+	if err := decodeStrict(r, &req, &messaging_api.ReplyMessageRequest{}); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -203,7 +207,7 @@ func (s *Server) servePush(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req pushRequest
-	if err := decodeStrict(r, &req); err != nil {
+	if err := decodeStrict(r, &req, &messaging_api.PushMessageRequest{}); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -247,14 +251,25 @@ func (s *Server) writeSent(w http.ResponseWriter, n int) {
 	_ = json.NewEncoder(w).Encode(out)
 }
 
-func decodeStrict(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 2<<20))
+// decodeStrict decodes the body into v, the mirror of the request type
+// refusing unknown fields, and into sdk, the official SDK's generated
+// request type, whose discriminated unions (message types, flex
+// components and actions) refuse a type the platform does not know.
+func decodeStrict(r *http.Request, v, sdk any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, 2<<20))
+	if err != nil {
+		return fmt.Errorf("the request body has 1 error(s): %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("the request body has 1 error(s): %w", err)
 	}
 	if dec.More() {
 		return errors.New("the request body has 1 error(s): trailing data after the JSON object")
+	}
+	if err := json.Unmarshal(body, sdk); err != nil {
+		return fmt.Errorf("the request body has 1 error(s): it does not decode into the SDK's %T: %w", sdk, err)
 	}
 	return nil
 }
