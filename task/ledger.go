@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/store"
@@ -32,6 +33,15 @@ type Policy struct {
 	// (in reverse order) as soon as its run fails. Default false: a
 	// person asks for it (POST /api/tasks/{id}/compensate).
 	CompensateOnFailure bool
+	// TrustedExecutors are the agents (a task's planning agent, or an
+	// external executor of the worker API) whose medium steps run
+	// without an approval. High steps always wait for a person.
+	TrustedExecutors []string
+}
+
+// Trusts reports whether executor's medium steps skip approval.
+func (p Policy) Trusts(executor string) bool {
+	return executor != "" && slices.Contains(p.TrustedExecutors, executor)
 }
 
 func (p Policy) withDefaults() Policy {
@@ -124,7 +134,7 @@ func (l *Ledger) Act(ctx context.Context, c workflow.ToolCall) (any, error) {
 	}
 	key := StepKey(c.RunID, c.Key)
 	capability := storeCapability(t.Capability())
-	if capability != store.CapabilityLow {
+	if capability != store.CapabilityLow && !(capability == store.CapabilityMedium && l.trustedRun(ctx, c.WorkspaceID, c.RunID)) {
 		if err := l.granted(ctx, tk, key, capability); err != nil {
 			return nil, err
 		}
@@ -185,6 +195,25 @@ func (l *Ledger) Act(ctx context.Context, c workflow.ToolCall) (any, error) {
 	out := encodeOutput(res.Content)
 	l.finish(ctx, tk, step, store.StepResult{Status: store.StepOK, Output: out, Undo: undo})
 	return decodeOutput(out), nil
+}
+
+// trustedRun reports whether the run executes the plan of a trusted
+// executor. Only a task's run counts: a workflow started through the API
+// names its own vars, so its _agent proves nothing.
+func (l *Ledger) trustedRun(ctx context.Context, workspaceID, runID string) bool {
+	if len(l.policy.TrustedExecutors) == 0 {
+		return false
+	}
+	run, err := l.st.Runs().Get(ctx, workspaceID, runID)
+	if err != nil || run.TaskID == "" {
+		return false
+	}
+	var in struct {
+		Vars map[string]any `json:"vars"`
+	}
+	_ = json.Unmarshal(run.Input, &in)
+	agent, _ := in.Vars[varAgent].(string)
+	return l.policy.Trusts(agent)
 }
 
 // tool finds the named tool for the task: the ledger's own task_remind,

@@ -38,6 +38,10 @@ type Plan struct {
 	// Answer, when set, words the result; without it the result is the
 	// last step's output.
 	Answer *Answer `json:"answer,omitempty"`
+	// Trusted is set when the agent is a trusted executor of the
+	// workspace's policy: its medium steps run without an approval
+	// (high ones still wait for a person).
+	Trusted bool `json:"trusted,omitempty"`
 }
 
 // Capability is the highest capability of the plan's steps.
@@ -60,6 +64,10 @@ func capRank(c string) int {
 	}
 	return 0
 }
+
+// varAgent is the run variable naming the agent whose plan the run
+// executes; the ledger reads it to apply the trusted-executor policy.
+const varAgent = "_agent"
 
 // stepID is the node id of the plan's i-th step (from 1).
 func stepID(i int) string { return fmt.Sprintf("step_%d", i) }
@@ -101,7 +109,7 @@ func (p Plan) Definition() (json.RawMessage, map[string]any, error) {
 		}
 		vars[id] = input
 		vars[id+"_summary"] = s.Summary
-		if capRank(s.Capability) > 0 {
+		if capRank(s.Capability) > 1 || capRank(s.Capability) == 1 && !p.Trusted {
 			nodes = append(nodes, node{ID: "approve_" + id[len("step_"):], Type: "approval", Config: map[string]any{
 				"step": id, "summary": "{{vars." + id + "_summary}}", "capability": s.Capability}})
 		}
@@ -121,6 +129,7 @@ func (p Plan) Definition() (json.RawMessage, map[string]any, error) {
 		nodes = append(nodes, node{ID: "answer", Type: "agent", Config: cfg})
 	}
 	nodes = append(nodes, node{ID: "end", Type: "end"})
+	vars[varAgent] = p.Agent
 	edges := make([]edge, 0, len(nodes)-1)
 	for i := 1; i < len(nodes); i++ {
 		edges = append(edges, edge{ID: fmt.Sprintf("e%d", i), Source: nodes[i-1].ID, Target: nodes[i].ID})

@@ -214,6 +214,7 @@ func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
 			}
 		}
 	}
+	plan.Trusted = s.policy.Trusts(plan.Agent)
 	def, vars, err := plan.Definition()
 	if err != nil {
 		return s.fail(ctx, t, out, err.Error())

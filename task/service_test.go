@@ -776,3 +776,51 @@ func TestSubmitRefusesBadRequests(t *testing.T) {
 		t.Errorf("refused requests made %d tasks", len(page.Tasks))
 	}
 }
+
+// A trusted executor's medium steps run without an approval; its high
+// steps, and a workflow that merely names it, still need one.
+func TestTrustedExecutors(t *testing.T) {
+	e := newEnv(t, envOptions{policy: task.Policy{TrustedExecutors: []string{task.AgentScheduler, "publisher", "claude-code"}},
+		agents: append(task.BuiltinAgents(), highAgent()),
+		tools:  toolSet{"publish": &fakeTool{name: "publish", cap: tool.CapabilityHigh}}})
+	ctx := t.Context()
+	out := e.submit(t, task.Intent{Action: "schedule", Object: "calendar_event", Target: "sync", When: time.Now().Add(time.Hour).Format(time.RFC3339)}, "")
+	e.waitTask(t, out.Task.ID, store.TaskDone)
+	if as, _ := e.svc.Approvals(ctx, e.ws, store.ApprovalFilter{TaskID: out.Task.ID}); len(as) != 0 {
+		t.Errorf("a trusted executor's medium step asked %d approvals", len(as))
+	}
+	if calls, _ := e.eff.total(); calls != 1 {
+		t.Errorf("calendar calls %d, want 1", calls)
+	}
+	high := e.submit(t, task.Intent{Action: "publish", Target: "post"}, "")
+	e.waitTask(t, high.Task.ID, store.TaskAwaitingApproval)
+
+	// A workflow started by hand that names the trusted agent in its vars
+	// proves nothing: its medium tool node is refused without approval.
+	def := `{"name":"w","nodes":[{"id":"start","type":"start"},{"id":"ev","type":"tool","config":{"tool":"calendar_create_event","input":{}}},{"id":"end","type":"end"}],
+	"edges":[{"id":"e1","source":"start","target":"ev"},{"id":"e2","source":"ev","target":"end"}]}`
+	run, err := e.runs.Start(ctx, controlplane.StartRequest{WorkspaceID: e.ws, Definition: json.RawMessage(def),
+		Input: controlplane.RunInput{Vars: map[string]any{"_agent": task.AgentScheduler}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitRun(t, e, run.ID, store.RunFailed, store.RunSucceeded); got.Status != store.RunFailed || !strings.Contains(got.Error, "needs an approved approval") {
+		t.Errorf("hand-made run %s %q; want refused", got.Status, got.Error)
+	}
+
+	// A trusted external executor records a medium step at once.
+	ext, err := e.svc.Submit(ctx, task.Request{WorkspaceID: e.ws, Intent: &task.Intent{Action: "search", Target: "x"}, Source: "api", Requester: alice, Executor: "claude-code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.svc.Claim(ctx, e.ws, "claude-code", "", time.Minute)
+	if err != nil || c.Run.ID != ext.RunID {
+		t.Fatalf("claim = %+v, %v", c, err)
+	}
+	if st, err := e.svc.RecordStep(ctx, e.ws, c.Run.ID, "claude-code", task.ExternalStep{Key: "post", Tool: "post", Capability: "medium"}); err != nil || st.Status != store.StepPending {
+		t.Errorf("trusted medium step = %+v, %v", st, err)
+	}
+	if _, err := e.svc.RecordStep(ctx, e.ws, c.Run.ID, "claude-code", task.ExternalStep{Key: "wipe", Tool: "wipe", Capability: "high"}); !errors.Is(err, task.ErrNeedsApproval) {
+		t.Errorf("trusted high step = %v, want it held for approval", err)
+	}
+}

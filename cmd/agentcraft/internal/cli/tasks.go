@@ -59,7 +59,7 @@ func (t taskTools) Tool(ctx context.Context, workspaceID, name string) (tool.Too
 // taskPolicy is the configured policy of the task control plane.
 func taskPolicy(cfg config.Config) task.Policy {
 	return task.Policy{ApprovalTTL: cfg.Tasks.ApprovalTTL, AllowSelfApproval: cfg.Tasks.AllowSelfApproval,
-		CompensateOnFailure: cfg.Tasks.CompensateOnFailure}
+		CompensateOnFailure: cfg.Tasks.CompensateOnFailure, TrustedExecutors: cfg.Tasks.TrustedExecutors}
 }
 
 // registerCalendar adds the CalDAV calendar's tools (calendar_create_event,

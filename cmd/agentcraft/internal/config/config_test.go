@@ -281,6 +281,7 @@ channels:
 tasks:
   model: openai/gpt-4o-mini
   approval_ttl: 2h
+  trusted_executors: [scheduler]
   calendar: {url: "https://dav.example.com/calendars/team/work/", username: team, password: "${CALDAV_PASSWORD}"}
 `), []string{"LINE_CHANNEL_SECRET=sec", "LINE_CHANNEL_ACCESS_TOKEN=tok", "CALDAV_PASSWORD=pw"})
 	if err != nil {
@@ -290,7 +291,8 @@ tasks:
 	if cfg.Channels.LINE == nil || *cfg.Channels.LINE != want {
 		t.Errorf("channels.line = %+v, want %+v", cfg.Channels.LINE, want)
 	}
-	if cfg.Tasks.Model != "openai/gpt-4o-mini" || cfg.Tasks.ApprovalTTL != 2*time.Hour || cfg.Tasks.Calendar == nil || cfg.Tasks.Calendar.Password != "pw" {
+	if cfg.Tasks.Model != "openai/gpt-4o-mini" || cfg.Tasks.ApprovalTTL != 2*time.Hour || cfg.Tasks.Calendar == nil || cfg.Tasks.Calendar.Password != "pw" ||
+		len(cfg.Tasks.TrustedExecutors) != 1 || cfg.Tasks.TrustedExecutors[0] != "scheduler" {
 		t.Errorf("tasks = %+v", cfg.Tasks)
 	}
 	if cfg, err := Load(write(t, "server: {addr: ':0'}"), []string{}); err != nil || cfg.Channels.LINE != nil {

@@ -42,6 +42,10 @@ type Tasks struct {
 	// CompensateOnFailure undoes a failed task's side effects at once.
 	// Default false (POST /api/tasks/{id}/compensate does it on demand).
 	CompensateOnFailure bool `yaml:"compensate_on_failure"`
+	// TrustedExecutors are agents (research, scheduler, a worker-API
+	// executor's name) whose medium steps run without an approval; high
+	// steps always wait for a person.
+	TrustedExecutors []string `yaml:"trusted_executors"`
 	// Calendar is the CalDAV calendar of the Scheduler agent's events;
 	// nil leaves calendar_create_event unavailable.
 	Calendar *Calendar `yaml:"calendar"`
