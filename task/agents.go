@@ -30,10 +30,19 @@ type Agent struct {
 
 // Rule is one canHandle rule: an expr-lang boolean over the intent's
 // fields (action, object, target, raw, when, duration) and a score in
-// (0, 1].
+// (0, 1]; or, with Judge set instead, a description of what the agent
+// handles that a model scores each intent against (Options.Judge), its
+// score capped at Score.
 type Rule struct {
-	When  string  `json:"when"`
+	When  string  `json:"when,omitempty"`
+	Judge string  `json:"judge,omitempty"`
 	Score float64 `json:"score"`
+}
+
+// Judge scores how well an agent described by what handles an intent,
+// from 0 to 1 (ModelJudge asks a model).
+type Judge interface {
+	Score(ctx context.Context, workspaceID string, in Intent, what string) (float64, error)
 }
 
 // PlanRequest is what an agent plans from.
@@ -79,6 +88,13 @@ func NewRouter(agents ...Agent) (*Router, error) {
 			if rule.Score <= 0 || rule.Score > 1 {
 				return nil, fmt.Errorf("task: agent %s: rule %d: score %v is not in (0, 1]", a.Name, i+1, rule.Score)
 			}
+			if (rule.When == "") == (rule.Judge == "") {
+				return nil, fmt.Errorf("task: agent %s: rule %d: set when (an expression) or judge (a description), not both", a.Name, i+1)
+			}
+			if rule.Judge != "" {
+				ra.rules = append(ra.rules, nil)
+				continue
+			}
 			p, err := expr.Compile(rule.When, expr.Env(intentEnv{}), expr.AsBool())
 			if err != nil {
 				return nil, fmt.Errorf("task: agent %s: rule %d: %w", a.Name, i+1, err)
@@ -109,9 +125,17 @@ func (r *Router) Agents() []Agent {
 	return out
 }
 
-// Route returns the agent whose rules score the intent highest (the
-// first registered on a tie) and the score, or ErrNoAgent.
+// Route returns the agent whose expression rules score the intent
+// highest (the first registered on a tie) and the score, or ErrNoAgent.
+// Judged rules are left out: RouteJudged asks a model for them.
 func (r *Router) Route(in Intent) (Agent, float64, error) {
+	return r.RouteJudged(context.Background(), "", in, nil)
+}
+
+// RouteJudged is Route with judged rules scored by j (nil leaves them
+// out): a model is asked only for agents whose judged rule could beat
+// the best expression score.
+func (r *Router) RouteJudged(ctx context.Context, workspaceID string, in Intent, j Judge) (Agent, float64, error) {
 	env := intentEnv{Action: strings.ToLower(in.Action), Object: strings.ToLower(in.Object), Target: in.Target,
 		Raw: in.Raw, When: in.When, Duration: in.Duration}
 	var (
@@ -120,10 +144,32 @@ func (r *Router) Route(in Intent) (Agent, float64, error) {
 	)
 	for i := range r.agents {
 		a := &r.agents[i]
-		for j, p := range a.rules {
+		for k, p := range a.rules {
+			if p == nil {
+				continue
+			}
 			ok, err := expr.Run(p, env)
-			if err == nil && ok == true && a.Handles[j].Score > score {
-				best, score = a, a.Handles[j].Score
+			if err == nil && ok == true && a.Handles[k].Score > score {
+				best, score = a, a.Handles[k].Score
+			}
+		}
+	}
+	if j != nil {
+		for i := range r.agents {
+			a := &r.agents[i]
+			for k, p := range a.rules {
+				rule := a.Handles[k]
+				if p != nil || rule.Score <= score {
+					continue
+				}
+				got, err := j.Score(ctx, workspaceID, in, rule.Judge)
+				if err != nil {
+					continue // a judge that fails routes nothing
+				}
+				// Below minJudged the model says "not really": no route.
+				if got = min(got, rule.Score); got >= minJudged && got > score {
+					best, score = a, got
+				}
 			}
 		}
 	}
@@ -132,6 +178,9 @@ func (r *Router) Route(in Intent) (Agent, float64, error) {
 	}
 	return best.Agent, score, nil
 }
+
+// minJudged is the least judged score that routes.
+const minJudged = 0.5
 
 // Built-in agents' names.
 const (

@@ -115,3 +115,64 @@ func parseIntent(reply string, s *contract.Schema) (Intent, error) {
 	}
 	return in, nil
 }
+
+// judgeInstructions asks for a score; %s is what the agent handles.
+const judgeInstructions = `You route requests to agents. An agent's owner describes what it handles as:
+%s
+Rate from 0 to 1 how well that agent can handle the request the user sends (as a structured intent): 1 when it is exactly what the agent is for, 0 when it is not.
+Answer with one JSON object {"score": <number>} and nothing else.`
+
+const judgeSchema = `{"type":"object","properties":{"score":{"type":"number","minimum":0,"maximum":1}},"required":["score"],"additionalProperties":false}`
+
+// ModelJudge scores judged canHandle rules with a model through the run
+// seam (surface "task"), its answer checked against a contract.
+type ModelJudge struct {
+	runner *run.Runner
+	model  string
+	once   sync.Once
+	schema *contract.Schema
+	err    error
+}
+
+// NewModelJudge judges with model ("provider/model").
+func NewModelJudge(runner *run.Runner, model string) *ModelJudge {
+	return &ModelJudge{runner: runner, model: model}
+}
+
+// Score implements Judge.
+func (m *ModelJudge) Score(ctx context.Context, workspaceID string, in Intent, what string) (float64, error) {
+	if m.model == "" {
+		return 0, ErrNoModel
+	}
+	m.once.Do(func() {
+		var doc map[string]any
+		if m.err = json.Unmarshal([]byte(judgeSchema), &doc); m.err == nil {
+			m.schema, m.err = contract.Compile(doc)
+		}
+	})
+	if m.err != nil {
+		return 0, m.err
+	}
+	a, err := m.runner.Inline(ctx, run.Caller{Principal: run.Principal{WorkspaceID: workspaceID, Actor: run.ActorSystem, ActorID: "task-router"},
+		Surface: run.SurfaceTask}, store.Agent{Name: "task-router", Model: m.model, Instructions: fmt.Sprintf(judgeInstructions, what)})
+	if err != nil {
+		return 0, fmt.Errorf("task: judge model: %w", err)
+	}
+	b, _ := json.Marshal(in)
+	res, err := a.Generate(ctx, agent.Input{Messages: []llm.Message{llm.Text(llm.RoleUser, string(b))}, Buffered: true})
+	if err != nil {
+		return 0, fmt.Errorf("task: judge: %w", err)
+	}
+	r := contract.Check(res.Message.Text(), m.schema, true, nil)
+	if r.Contract.Status == contract.StatusFailed {
+		return 0, fmt.Errorf("task: the judge's answer breaks its contract: %s", strings.Join(r.Contract.Notes, "; "))
+	}
+	var out struct {
+		Score float64 `json:"score"`
+	}
+	b, err = json.Marshal(r.Normalized)
+	if err == nil {
+		err = json.Unmarshal(b, &out)
+	}
+	return out.Score, err
+}

@@ -25,6 +25,9 @@ type Options struct {
 	// Extractor reads plain-text requests. Nil refuses them (ErrNoModel);
 	// structured intents still work.
 	Extractor Extractor
+	// Judge scores agents' judged canHandle rules; nil leaves those rules
+	// out of routing.
+	Judge Judge
 	// Model ("provider/model") words the answers of the built-in agents'
 	// plans; empty answers with the steps' raw output.
 	Model string
@@ -54,6 +57,7 @@ type Service struct {
 	ledger  *Ledger
 	router  *Router
 	extract Extractor
+	judge   Judge
 	model   string
 	policy  Policy
 	senders map[string]Sender
@@ -76,7 +80,7 @@ func New(st store.Store, runs *controlplane.Service, ledger *Ledger, opts *Optio
 	if opts != nil {
 		o = *opts
 	}
-	s := &Service{st: st, runs: runs, ledger: ledger, router: o.Router, extract: o.Extractor, model: o.Model,
+	s := &Service{st: st, runs: runs, ledger: ledger, router: o.Router, extract: o.Extractor, judge: o.Judge, model: o.Model,
 		policy: o.Policy.withDefaults(), senders: map[string]Sender{}, audit: o.Audit, every: o.Every, log: o.Logger,
 		now: o.Now, stop: make(chan struct{})}
 	for k, v := range o.Senders {
@@ -186,7 +190,7 @@ func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
 	if in.NeedsClarification {
 		return s.clarify(ctx, t, in.Question)
 	}
-	ag, score, err := s.route(r.Agent, in)
+	ag, score, err := s.route(ctx, r.WorkspaceID, r.Agent, in)
 	if errors.Is(err, ErrUnknownAgent) {
 		return s.fail(ctx, t, Outcome{}, err.Error())
 	}
@@ -248,9 +252,9 @@ var errNoRuns = errors.New("task: this service runs nothing (no run service); su
 var ErrUnknownAgent = errors.New("task: unknown agent")
 
 // route returns the named agent, or the router's pick.
-func (s *Service) route(name string, in Intent) (Agent, float64, error) {
+func (s *Service) route(ctx context.Context, workspaceID, name string, in Intent) (Agent, float64, error) {
 	if name == "" {
-		return s.router.Route(in)
+		return s.router.RouteJudged(ctx, workspaceID, in, s.judge)
 	}
 	for _, a := range s.router.Agents() {
 		if a.Name == name {

@@ -163,6 +163,7 @@ type envOptions struct {
 	store     store.Store
 	workspace string
 	extractor task.Extractor
+	judge     task.Judge
 	// now, when set, is the service's and ledger's clock.
 	now func() time.Time
 }
@@ -209,7 +210,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	var svc *task.Service
 	e.runs = controlplane.New(st, eng, controlplane.Options{Owner: "test", SingleProcess: true,
 		Changed: func(ctx context.Context, r store.Run) { svc.Changed(ctx, r) }})
-	opts := &task.Options{Policy: o.policy, Now: now, Extractor: o.extractor}
+	opts := &task.Options{Policy: o.policy, Now: now, Extractor: o.extractor, Judge: o.judge}
 	if o.agents != nil {
 		r, err := task.NewRouter(o.agents...)
 		if err != nil {

@@ -86,6 +86,7 @@ func newTasks(cfg config.Config, stk *stack, runs *controlplane.Service, logger 
 	opts := &task.Options{Policy: taskPolicy(cfg), Model: cfg.Tasks.Model, Audit: stk.p.RecordAudit, Logger: logger}
 	if cfg.Tasks.Model != "" {
 		opts.Extractor = task.NewModelExtractor(stk.runner, cfg.Tasks.Model)
+		opts.Judge = task.NewModelJudge(stk.runner, cfg.Tasks.Model)
 	}
 	return task.New(stk.st, runs, stk.ledger, opts)
 }
