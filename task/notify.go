@@ -69,6 +69,9 @@ func (s *Service) Deliver(ctx context.Context) (int, error) {
 		if snd == nil {
 			continue
 		}
+		if !s.mayTry(n.ID) {
+			continue
+		}
 		var m Message
 		if err := json.Unmarshal(n.Payload, &m); err != nil {
 			_, _ = s.st.Notifications().MarkFailed(ctx, n.WorkspaceID, n.ID, "payload: "+err.Error())
@@ -77,14 +80,49 @@ func (s *Service) Deliver(ctx context.Context) (int, error) {
 		if err := snd.Send(ctx, n, m); err != nil {
 			if errors.Is(err, ErrPermanent) || s.now().Sub(n.CreatedAt) > deliverGiveUp {
 				_, _ = s.st.Notifications().MarkFailed(ctx, n.WorkspaceID, n.ID, err.Error())
+				s.tried(n.ID, true)
+			} else {
+				s.tried(n.ID, false)
 			}
 			s.log.Warn("notification not delivered", "notification_id", n.ID, "channel", n.Channel, "err", err)
 			continue
 		}
+		s.tried(n.ID, true)
 		if _, err := s.st.Notifications().MarkSent(ctx, n.WorkspaceID, n.ID, s.now()); err != nil {
 			s.log.Warn("notification sent but not marked", "notification_id", n.ID, "err", err)
 		}
 		sent++
 	}
 	return sent, nil
+}
+
+// Backoff of a notification whose channel keeps failing: 2 s, doubling,
+// at most 5 minutes between tries, so a channel that is down is not
+// hammered every pass.
+const (
+	retryFirst = 2 * time.Second
+	retryMax   = 5 * time.Minute
+)
+
+// mayTry reports whether notification id is due for a try.
+func (s *Service) mayTry(id string) bool {
+	s.retryMu.Lock()
+	defer s.retryMu.Unlock()
+	st, ok := s.retry[id]
+	return !ok || !s.now().Before(st.next)
+}
+
+// tried records a try of notification id; done forgets it.
+func (s *Service) tried(id string, done bool) {
+	s.retryMu.Lock()
+	defer s.retryMu.Unlock()
+	if done {
+		delete(s.retry, id)
+		return
+	}
+	st := s.retry[id]
+	st.tries++
+	wait := retryFirst << min(st.tries-1, 20)
+	st.next = s.now().Add(min(wait, retryMax))
+	s.retry[id] = st
 }

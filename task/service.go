@@ -66,9 +66,19 @@ type Service struct {
 	log     *slog.Logger
 	now     func() time.Time
 
+	// retryMu guards retry: per notification, the failed tries so far
+	// and when the next may be made (exponential backoff, this process).
+	retryMu sync.Mutex
+	retry   map[string]retryState
+
 	stopOnce sync.Once
 	stop     chan struct{}
 	wg       sync.WaitGroup
+}
+
+type retryState struct {
+	tries int
+	next  time.Time
 }
 
 // New returns the task service over st, starting runs on runs, whose
@@ -81,7 +91,7 @@ func New(st store.Store, runs *controlplane.Service, ledger *Ledger, opts *Optio
 		o = *opts
 	}
 	s := &Service{st: st, runs: runs, ledger: ledger, router: o.Router, extract: o.Extractor, judge: o.Judge, model: o.Model,
-		policy: o.Policy.withDefaults(), senders: map[string]Sender{}, audit: o.Audit, every: o.Every, log: o.Logger,
+		policy: o.Policy.withDefaults(), senders: map[string]Sender{}, retry: map[string]retryState{}, audit: o.Audit, every: o.Every, log: o.Logger,
 		now: o.Now, stop: make(chan struct{})}
 	for k, v := range o.Senders {
 		s.senders[k] = v
