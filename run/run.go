@@ -123,6 +123,9 @@ type Options struct {
 	// Gate decides every server tool call of every run (capability
 	// approvals). Default nil: every call runs.
 	Gate agent.Gate
+	// CallerGate, when set, is asked for the gate of each bound agent
+	// instead (it must know whose run it decides for); it wins over Gate.
+	CallerGate CallerGate
 	// Conversations keeps the threads callers continue
 	// (Caller.ConversationID); package memory implements it. Default
 	// nil: a caller naming a conversation gets an error.
@@ -131,6 +134,13 @@ type Options struct {
 	// bound to the caller; package memory implements it. Default nil: no
 	// memory tools.
 	Memory MemoryTools
+}
+
+// CallerGate is a Gate that must know whose run it decides for (package
+// task's, which turns a held call into a task of the caller's): the
+// Runner asks it for the gate of each bound agent.
+type CallerGate interface {
+	For(c Caller, agentName string) agent.Gate
 }
 
 // Conversations is the store of threads the seam continues.
@@ -170,17 +180,18 @@ type MemoryTools interface {
 // Runner resolves and runs agents for callers. It is safe for concurrent
 // use.
 type Runner struct {
-	p      *platform.Platform
-	gate   agent.Gate
-	conv   Conversations
-	memory MemoryTools
+	p          *platform.Platform
+	gate       agent.Gate
+	callerGate CallerGate
+	conv       Conversations
+	memory     MemoryTools
 }
 
 // New returns a Runner over p's agents. p must outlive it.
 func New(p *platform.Platform, opts *Options) *Runner {
 	r := &Runner{p: p}
 	if opts != nil {
-		r.gate, r.conv, r.memory = opts.Gate, opts.Conversations, opts.Memory
+		r.gate, r.callerGate, r.conv, r.memory = opts.Gate, opts.CallerGate, opts.Conversations, opts.Memory
 	}
 	return r
 }
@@ -215,7 +226,9 @@ func (r *Runner) bind(c Caller, def *platform.Agent) *Agent {
 	a := &Agent{Def: def, r: r, caller: c}
 	rt := *def.Runtime
 	rt.Observe = a.observe
-	if r.gate != nil {
+	if r.callerGate != nil {
+		rt.Gate = r.callerGate.For(c, def.Row.Name)
+	} else if r.gate != nil {
 		rt.Gate = r.gate
 	}
 	if m := def.Row.Params.Memory; m != nil && m.Enabled && r.memory != nil {

@@ -200,14 +200,23 @@ func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
 	if in.NeedsClarification {
 		return s.clarify(ctx, t, in.Question)
 	}
-	ag, score, err := s.route(ctx, r.WorkspaceID, r.Agent, in)
-	if errors.Is(err, ErrUnknownAgent) {
-		return s.fail(ctx, t, Outcome{}, err.Error())
+	var (
+		ag    Agent
+		score float64
+		plan  Plan
+	)
+	if r.Plan != nil {
+		ag, score, plan = Agent{Name: r.Plan.Agent}, 1, *r.Plan
+	} else {
+		ag, score, err = s.route(ctx, r.WorkspaceID, r.Agent, in)
+		if errors.Is(err, ErrUnknownAgent) {
+			return s.fail(ctx, t, Outcome{}, err.Error())
+		}
+		if err != nil {
+			return s.clarify(ctx, t, "I am not sure what to do with this. Could you say whether you want an answer, a search, a reminder or a calendar event?")
+		}
+		plan, err = ag.Plan(ctx, PlanRequest{WorkspaceID: r.WorkspaceID, TaskID: t.ID, Intent: in, Model: s.model, Now: s.now()})
 	}
-	if err != nil {
-		return s.clarify(ctx, t, "I am not sure what to do with this. Could you say whether you want an answer, a search, a reminder or a calendar event?")
-	}
-	plan, err := ag.Plan(ctx, PlanRequest{WorkspaceID: r.WorkspaceID, TaskID: t.ID, Intent: in, Model: s.model, Now: s.now()})
 	var ce *ClarifyError
 	if errors.As(err, &ce) {
 		return s.clarify(ctx, t, ce.Question)

@@ -59,6 +59,9 @@ type Request struct {
 	// Executor, when set, hands the plan to that external executor (the
 	// worker API: Service.Claim) instead of the workflow engine.
 	Executor string
+	// Plan, when set, is the plan, as given: no agent is routed to (a
+	// tool call the gate held is a plan of that one call).
+	Plan *Plan
 }
 
 // Outcome is what Submit did with a request.

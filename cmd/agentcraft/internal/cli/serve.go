@@ -93,7 +93,10 @@ type stack struct {
 	box *secret.Box
 	// ledger performs workflow tool and approval nodes for tasks (the
 	// engine's workflow.Actions).
-	ledger  *task.Ledger
+	ledger *task.Ledger
+	// gate holds agents' tool calls of tasks.hold_tools and above as tasks
+	// (run.Options.Gate); the task service is attached once built.
+	gate    *task.ToolGate
 	closers []func()
 }
 
@@ -170,7 +173,14 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 		return nil, err
 	}
 	s.conversations = memory.NewConversations(s.st, &memory.ConversationOptions{Memories: s.memories, Logger: platformLog})
-	s.runner = agentrun.New(s.p, &agentrun.Options{Conversations: s.conversations, Memory: s.memories})
+	hold := cfg.Tasks.HoldTools
+	if hold == "" {
+		hold = "high"
+	}
+	if s.gate, err = task.NewToolGate(hold); err != nil {
+		return nil, err
+	}
+	s.runner = agentrun.New(s.p, &agentrun.Options{Conversations: s.conversations, Memory: s.memories, CallerGate: s.gate})
 	return s, nil
 }
 

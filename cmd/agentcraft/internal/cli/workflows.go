@@ -93,6 +93,7 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 	if w.tasks, err = newTasks(cfg, stk, w.runs, logger); err != nil {
 		return nil, err
 	}
+	stk.gate.Attach(w.tasks)
 	execute := cfg.Workflows.Execute == nil || *cfg.Workflows.Execute
 	if !execute && single {
 		return nil, fmt.Errorf("workflows.execute: false needs PostgreSQL: on SQLite this process is the only one that can execute runs")

@@ -172,6 +172,7 @@ func TestValidation(t *testing.T) {
 		{"channels: {line: {channel_secret: s, channel_access_token: t, webhook: x}}", "channels.line.webhook"},
 		{"tasks: {model: gpt-4o}", "tasks.model"},
 		{"tasks: {approval_ttl: -1h}", "tasks.approval_ttl"},
+		{"tasks: {hold_tools: low}", "tasks.hold_tools"},
 		{"tasks: {calendar: {url: 'dav.example.com/cal'}}", "tasks.calendar.url"},
 		{"tasks: {calendar: {url: 'https://dav.example.com/cal/', token: t, password: p}}", "tasks.calendar: set token"},
 	} {

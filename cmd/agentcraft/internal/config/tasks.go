@@ -42,6 +42,10 @@ type Tasks struct {
 	// CompensateOnFailure undoes a failed task's side effects at once.
 	// Default false (POST /api/tasks/{id}/compensate does it on demand).
 	CompensateOnFailure bool `yaml:"compensate_on_failure"`
+	// HoldTools is the capability from which an agent's tool call, on any
+	// surface, is held for approval as a task instead of made in the run:
+	// "high" (default: high needs a human every time), "medium", or "off".
+	HoldTools string `yaml:"hold_tools"`
 	// TrustedExecutors are agents (research, scheduler, a worker-API
 	// executor's name) whose medium steps run without an approval; high
 	// steps always wait for a person.
@@ -76,6 +80,11 @@ func (c *Config) validateTasks(bad func(path, format string, args ...any)) {
 				bad("channels.line.api_base_url", "%q is not an http(s) URL such as https://api.line.me", l.APIBaseURL)
 			}
 		}
+	}
+	switch c.Tasks.HoldTools {
+	case "", "off", "medium", "high":
+	default:
+		bad("tasks.hold_tools", "%q is not off, medium or high", c.Tasks.HoldTools)
 	}
 	if c.Tasks.ApprovalTTL < 0 {
 		bad("tasks.approval_ttl", "%v is negative; give a duration such as 24h", c.Tasks.ApprovalTTL)

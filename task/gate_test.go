@@ -1,0 +1,148 @@
+package task_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentcraftlab/agentcraft/agent"
+	"github.com/agentcraftlab/agentcraft/llm"
+	"github.com/agentcraftlab/agentcraft/llm/llmtest"
+	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/run"
+	"github.com/agentcraftlab/agentcraft/server/servertest"
+	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/task"
+	"github.com/agentcraftlab/agentcraft/tool"
+)
+
+// TestToolGateHoldsCalls: a chat agent's call of a held capability is not
+// made in the chat; it becomes a task that runs it once when approved.
+func TestToolGateHoldsCalls(t *testing.T) {
+	publish := &fakeTool{name: "publish", cap: tool.CapabilityHigh}
+	post := &fakeTool{name: "post", cap: tool.CapabilityMedium}
+	e := newEnv(t, envOptions{policy: task.Policy{TrustedExecutors: []string{"trusted-bot"}},
+		tools: toolSet{"publish": publish, "post": post}})
+	ctx := t.Context()
+	gate, err := task.NewToolGate("medium")
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := run.Caller{Principal: run.Principal{WorkspaceID: e.ws, Actor: run.ActorUser, ActorID: "alice", UserID: "alice"},
+		Surface: run.SurfaceChat, ConversationID: "conv-1"}
+	call := llm.ToolCall{ID: "call_1", Name: "publish", Arguments: `{"text":"release notes"}`}
+
+	// Before a service is attached (the CLI's own process) nothing is held.
+	if err := gate.For(caller, "writer").Allow(ctx, publish, call); err != nil {
+		t.Fatalf("unattached gate = %v", err)
+	}
+	gate.Attach(e.svc)
+	g := gate.For(caller, "writer")
+	if err := g.Allow(ctx, &fakeTool{name: "lookup", cap: tool.CapabilityLow}, llm.ToolCall{ID: "c0", Arguments: `{}`}); err != nil {
+		t.Errorf("low call = %v, want it run", err)
+	}
+	err = g.Allow(ctx, publish, call)
+	if !errors.Is(err, task.ErrHeld) || !strings.Contains(err.Error(), "task ") {
+		t.Fatalf("high call = %v, want held naming its task", err)
+	}
+	page, _ := e.st.Tasks().List(ctx, e.ws, store.TaskFilter{Source: string(run.SurfaceChat)})
+	if len(page.Tasks) != 1 {
+		t.Fatalf("tasks %+v, want the held call", page.Tasks)
+	}
+	tk := e.waitTask(t, page.Tasks[0].ID, store.TaskAwaitingApproval)
+	if tk.Capability != store.CapabilityHigh || tk.CreatedBy != "user:alice" {
+		t.Errorf("held task %+v", tk)
+	}
+	// The model retrying the same call id holds nothing new.
+	if err := g.Allow(ctx, publish, call); !errors.Is(err, task.ErrHeld) {
+		t.Errorf("retry = %v", err)
+	}
+	if page, _ = e.st.Tasks().List(ctx, e.ws, store.TaskFilter{}); len(page.Tasks) != 1 {
+		t.Errorf("tasks after a retry of the call: %d, want 1", len(page.Tasks))
+	}
+	if calls, _ := e.eff.total(); calls != 0 {
+		t.Fatalf("the held call ran before approval")
+	}
+	ap := e.pending(t, tk.ID)
+	if _, err := e.svc.Decide(ctx, task.Decision{WorkspaceID: e.ws, ApprovalID: ap.ID, Approve: true, Approver: owner}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitTask(t, tk.ID, store.TaskDone)
+	if calls, distinct := e.eff.total(); calls != 1 || distinct != 1 {
+		t.Errorf("publish ran %d times, want once", calls)
+	}
+	v, _ := e.svc.Get(ctx, e.ws, tk.ID)
+	if len(v.Steps) != 1 || !strings.Contains(string(v.Steps[0].Input), "release notes") {
+		t.Errorf("evidence %+v; want the call's arguments", v.Steps)
+	}
+
+	// Medium: held, unless the agent is a trusted executor.
+	if err := g.Allow(ctx, post, llm.ToolCall{ID: "call_2", Arguments: `{"to":"#general"}`}); !errors.Is(err, task.ErrHeld) {
+		t.Errorf("medium call of an untrusted agent = %v, want held", err)
+	}
+	if err := gate.For(caller, "trusted-bot").Allow(ctx, post, llm.ToolCall{ID: "call_3", Arguments: `{}`}); err != nil {
+		t.Errorf("medium call of a trusted agent = %v, want run", err)
+	}
+	high, _ := task.NewToolGate("high")
+	high.Attach(e.svc)
+	if err := high.For(caller, "writer").Allow(ctx, post, llm.ToolCall{ID: "call_4", Arguments: `{}`}); err != nil {
+		t.Errorf("medium call with hold high = %v, want run", err)
+	}
+	if _, err := task.NewToolGate("sometimes"); err == nil {
+		t.Error("NewToolGate accepted an unknown level")
+	}
+}
+
+// TestToolGateThroughTheRunSeam: a chat agent whose model calls a high
+// tool gets the held answer through run.Runner; the tool runs only when
+// the held task is approved.
+func TestToolGateThroughTheRunSeam(t *testing.T) {
+	fake := llmtest.NewOpenAI(t,
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: "call_9", Name: "publish", Arguments: `{"text":"v2 is out"}`}}},
+		llmtest.Turn{Text: "The post awaits approval."},
+	)
+	srv := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{servertest.FakeProvider(fake)}})
+	publish := &fakeTool{name: "publish", cap: tool.CapabilityHigh}
+	e := newEnv(t, envOptions{store: srv.Store, workspace: srv.Workspace.ID, tools: toolSet{"publish": publish}})
+	if err := srv.Platform.Tools().Register(publish); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := srv.Platform.CreateAgent(ctx, store.Agent{WorkspaceID: e.ws, Name: "writer", Model: "fake/fake-model", Tools: []string{"publish"}}); err != nil {
+		t.Fatal(err)
+	}
+	gate, _ := task.NewToolGate("high")
+	gate.Attach(e.svc)
+	runner := run.New(srv.Platform, &run.Options{CallerGate: gate})
+	a, err := runner.Agent(ctx, run.Caller{Principal: run.Principal{WorkspaceID: e.ws, Actor: run.ActorUser, ActorID: "alice", UserID: "alice"}, Surface: run.SurfaceChat}, "writer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Generate(ctx, agent.Input{Messages: []llm.Message{llm.Text(llm.RoleUser, "announce v2")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Message.Text() != "The post awaits approval." {
+		t.Errorf("answer %q", res.Message.Text())
+	}
+	if calls, _ := e.eff.total(); calls != 0 {
+		t.Fatal("the high tool ran inside the chat")
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), "held for a person") {
+		t.Errorf("the model was not told the call is held")
+	}
+	page, _ := e.st.Tasks().List(ctx, e.ws, store.TaskFilter{Source: string(run.SurfaceChat)})
+	if len(page.Tasks) != 1 {
+		t.Fatalf("held tasks %d, want 1", len(page.Tasks))
+	}
+	tk := e.waitTask(t, page.Tasks[0].ID, store.TaskAwaitingApproval)
+	ap := e.pending(t, tk.ID)
+	if _, err := e.svc.Decide(ctx, task.Decision{WorkspaceID: e.ws, ApprovalID: ap.ID, Approve: true, Approver: owner}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitTask(t, tk.ID, store.TaskDone)
+	if calls, _ := e.eff.total(); calls != 1 {
+		t.Errorf("publish ran %d times after approval, want 1", calls)
+	}
+}
