@@ -186,7 +186,7 @@ func (s *Service) RecordStep(ctx context.Context, workspaceID, runID, executor s
 	}
 	key := StepKey(runID, st.Key)
 	done := len(st.Output) > 0 || st.Error != ""
-	if c == store.CapabilityHigh || c == store.CapabilityMedium && !s.policy.Trusts(executor) {
+	if c == store.CapabilityHigh || c == store.CapabilityMedium && !s.policy.of(ctx, workspaceID).Trusts(executor) {
 		if err := s.ledger.granted(ctx, t, key, c); err != nil {
 			summary := st.Summary
 			if summary == "" {

@@ -83,7 +83,7 @@ func (cg callGate) Allow(ctx context.Context, t tool.Tool, call llm.ToolCall) er
 	if t.Name() == ToolKBSearch {
 		c = store.CapabilityLow // the workspace's own knowledge: see workspaceRead
 	}
-	if rank(c) < rank(g.hold) || c == store.CapabilityMedium && s.policy.Trusts(cg.agent) {
+	if rank(c) < rank(g.hold) || c == store.CapabilityMedium && s.policy.of(ctx, cg.c.WorkspaceID).Trusts(cg.agent) {
 		return nil
 	}
 	var input map[string]any

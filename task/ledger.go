@@ -44,6 +44,35 @@ func (p Policy) Trusts(executor string) bool {
 	return executor != "" && slices.Contains(p.TrustedExecutors, executor)
 }
 
+// policies is the policy of each workspace: the default, or the one its
+// name is given (Options.WorkspacePolicies).
+type policies struct {
+	def    Policy
+	byName map[string]Policy
+	st     store.Store
+}
+
+func newPolicies(st store.Store, def Policy, byName map[string]Policy) policies {
+	p := policies{def: def.withDefaults(), byName: map[string]Policy{}, st: st}
+	for k, v := range byName {
+		p.byName[k] = v.withDefaults()
+	}
+	return p
+}
+
+// of returns the workspace's policy.
+func (p policies) of(ctx context.Context, workspaceID string) Policy {
+	if len(p.byName) == 0 {
+		return p.def
+	}
+	if w, err := p.st.Workspaces().Get(ctx, workspaceID); err == nil {
+		if pol, ok := p.byName[w.Name]; ok {
+			return pol
+		}
+	}
+	return p.def
+}
+
 func (p Policy) withDefaults() Policy {
 	if p.ApprovalTTL <= 0 {
 		p.ApprovalTTL = 24 * time.Hour
@@ -54,6 +83,9 @@ func (p Policy) withDefaults() Policy {
 // LedgerOptions configure a Ledger.
 type LedgerOptions struct {
 	Policy Policy
+	// WorkspacePolicies, by workspace name, replace Policy for those
+	// workspaces.
+	WorkspacePolicies map[string]Policy
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
@@ -73,7 +105,7 @@ type LedgerOptions struct {
 type Ledger struct {
 	st     store.Store
 	tools  Tools
-	policy Policy
+	policy policies
 	log    *slog.Logger
 	now    func() time.Time
 }
@@ -84,7 +116,7 @@ func NewLedger(st store.Store, tools Tools, opts *LedgerOptions) *Ledger {
 	if opts != nil {
 		o = *opts
 	}
-	l := &Ledger{st: st, tools: tools, policy: o.Policy.withDefaults(), log: o.Logger, now: o.Now}
+	l := &Ledger{st: st, tools: tools, policy: newPolicies(st, o.Policy, o.WorkspacePolicies), log: o.Logger, now: o.Now}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
@@ -201,7 +233,8 @@ func (l *Ledger) Act(ctx context.Context, c workflow.ToolCall) (any, error) {
 // executor. Only a task's run counts: a workflow started through the API
 // names its own vars, so its _agent proves nothing.
 func (l *Ledger) trustedRun(ctx context.Context, workspaceID, runID string) bool {
-	if len(l.policy.TrustedExecutors) == 0 {
+	pol := l.policy.of(ctx, workspaceID)
+	if len(pol.TrustedExecutors) == 0 {
 		return false
 	}
 	run, err := l.st.Runs().Get(ctx, workspaceID, runID)
@@ -213,7 +246,7 @@ func (l *Ledger) trustedRun(ctx context.Context, workspaceID, runID string) bool
 	}
 	_ = json.Unmarshal(run.Input, &in)
 	agent, _ := in.Vars[varAgent].(string)
-	return l.policy.Trusts(agent)
+	return pol.Trusts(agent)
 }
 
 // tool finds the named tool for the task: the ledger's own task_remind,
@@ -291,7 +324,7 @@ func (l *Ledger) Approval(ctx context.Context, req workflow.ApprovalRequest) (wo
 	}
 	ttl := req.TTL
 	if ttl <= 0 {
-		ttl = l.policy.ApprovalTTL
+		ttl = l.policy.of(ctx, req.WorkspaceID).ApprovalTTL
 	}
 	expires := l.now().Add(ttl).UTC()
 	a, err := l.st.Approvals().Create(ctx, store.Approval{WorkspaceID: req.WorkspaceID, TaskID: tk.ID, RunID: req.RunID,

@@ -49,7 +49,7 @@ func (s *Service) Changed(ctx context.Context, run store.Run) {
 			status = store.TaskExpired
 		}
 		t := s.settle(ctx, run.WorkspaceID, run.TaskID, status, "", map[string]any{"run_id": run.ID, "error": run.Error})
-		if t.ID != "" && status == store.TaskFailed && s.policy.CompensateOnFailure {
+		if t.ID != "" && status == store.TaskFailed && s.policy.of(ctx, run.WorkspaceID).CompensateOnFailure {
 			if _, err := s.Compensate(ctx, run.WorkspaceID, run.TaskID, "system:task"); err != nil {
 				s.log.Warn("failed task not compensated", "task_id", run.TaskID, "err", err)
 			}

@@ -20,6 +20,9 @@ import (
 // Options configure a Service.
 type Options struct {
 	Policy Policy
+	// WorkspacePolicies, by workspace name, replace Policy for those
+	// workspaces (agentcraft.yaml's workspaces[].tasks).
+	WorkspacePolicies map[string]Policy
 	// Router picks the agent of a task. Nil routes over BuiltinAgents.
 	Router *Router
 	// Extractor reads plain-text requests. Nil refuses them (ErrNoModel);
@@ -59,7 +62,7 @@ type Service struct {
 	extract Extractor
 	judge   Judge
 	model   string
-	policy  Policy
+	policy  policies
 	senders map[string]Sender
 	audit   func(context.Context, store.AuditEvent)
 	every   time.Duration
@@ -91,7 +94,7 @@ func New(st store.Store, runs *controlplane.Service, ledger *Ledger, opts *Optio
 		o = *opts
 	}
 	s := &Service{st: st, runs: runs, ledger: ledger, router: o.Router, extract: o.Extractor, judge: o.Judge, model: o.Model,
-		policy: o.Policy.withDefaults(), senders: map[string]Sender{}, retry: map[string]retryState{}, audit: o.Audit, every: o.Every, log: o.Logger,
+		policy: newPolicies(st, o.Policy, o.WorkspacePolicies), senders: map[string]Sender{}, retry: map[string]retryState{}, audit: o.Audit, every: o.Every, log: o.Logger,
 		now: o.Now, stop: make(chan struct{})}
 	for k, v := range o.Senders {
 		s.senders[k] = v
@@ -237,7 +240,7 @@ func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
 			}
 		}
 	}
-	plan.Trusted = s.policy.Trusts(plan.Agent)
+	plan.Trusted = s.policy.of(ctx, t.WorkspaceID).Trusts(plan.Agent)
 	def, vars, err := plan.Definition()
 	if err != nil {
 		return s.fail(ctx, t, out, err.Error())
@@ -372,7 +375,7 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 			a.Capability, identity.ApprovePermission(toolCapability(a.Capability)))
 	}
 	approver := requesterActor(d.Approver)
-	if a.Capability == store.CapabilityHigh && !s.policy.AllowSelfApproval && approver == a.RequestedBy {
+	if a.Capability == store.CapabilityHigh && !s.policy.of(ctx, d.WorkspaceID).AllowSelfApproval && approver == a.RequestedBy {
 		return a, ErrSelfApproval
 	}
 	got, decided, err := s.st.Approvals().Decide(ctx, d.WorkspaceID, d.ApprovalID, d.Approve, approver, s.now())

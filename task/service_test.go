@@ -155,6 +155,8 @@ type env struct {
 
 type envOptions struct {
 	policy task.Policy
+	// byWorkspace are per-workspace policies, by workspace name.
+	byWorkspace map[string]task.Policy
 	agents []task.Agent
 	tools  toolSet
 	// store and workspace, when set, are used instead of a fresh SQLite
@@ -205,12 +207,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 		}
 		tools[k] = v
 	}
-	ledger := task.NewLedger(st, tools, &task.LedgerOptions{Policy: o.policy, Now: now})
+	ledger := task.NewLedger(st, tools, &task.LedgerOptions{Policy: o.policy, WorkspacePolicies: o.byWorkspace, Now: now})
 	eng := workflowtest.Engine(t, workflow.Services{Actions: ledger})
 	var svc *task.Service
 	e.runs = controlplane.New(st, eng, controlplane.Options{Owner: "test", SingleProcess: true,
 		Changed: func(ctx context.Context, r store.Run) { svc.Changed(ctx, r) }})
-	opts := &task.Options{Policy: o.policy, Now: now, Extractor: o.extractor, Judge: o.judge}
+	opts := &task.Options{Policy: o.policy, WorkspacePolicies: o.byWorkspace, Now: now, Extractor: o.extractor, Judge: o.judge}
 	if o.agents != nil {
 		r, err := task.NewRouter(o.agents...)
 		if err != nil {
@@ -823,5 +825,35 @@ func TestTrustedExecutors(t *testing.T) {
 	}
 	if _, err := e.svc.RecordStep(ctx, e.ws, c.Run.ID, "claude-code", task.ExternalStep{Key: "wipe", Tool: "wipe", Capability: "high"}); !errors.Is(err, task.ErrNeedsApproval) {
 		t.Errorf("trusted high step = %v, want it held for approval", err)
+	}
+}
+
+// A workspace's own policy (workspaces[].tasks) replaces the default for
+// it alone.
+func TestWorkspacePolicy(t *testing.T) {
+	e := newEnv(t, envOptions{byWorkspace: map[string]task.Policy{"ops": {TrustedExecutors: []string{task.AgentScheduler}}}})
+	ctx := t.Context()
+	ops, err := e.st.Workspaces().GetOrCreate(ctx, "ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	when := time.Now().Add(time.Hour).Format(time.RFC3339)
+	in := task.Intent{Action: "schedule", Object: "calendar_event", Target: "deploy", When: when}
+	opsOut, err := e.svc.Submit(ctx, task.Request{WorkspaceID: ops.ID, Intent: &in, Source: "api", Requester: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defOut := e.submit(t, in, "")
+	e.waitTask(t, defOut.Task.ID, store.TaskAwaitingApproval)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tk, _ := e.st.Tasks().Get(ctx, ops.ID, opsOut.Task.ID)
+		if tk.Status == store.TaskDone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ops task %s; want done without approval (scheduler is trusted there)", tk.Status)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -62,6 +62,33 @@ func taskPolicy(cfg config.Config) task.Policy {
 		CompensateOnFailure: cfg.Tasks.CompensateOnFailure, TrustedExecutors: cfg.Tasks.TrustedExecutors}
 }
 
+// workspacePolicies are the task policies of the workspaces that set
+// their own (workspaces[].tasks), over the server's.
+func workspacePolicies(cfg config.Config) map[string]task.Policy {
+	out := map[string]task.Policy{}
+	for _, w := range cfg.Workspaces {
+		wt := w.Tasks
+		if wt == nil {
+			continue
+		}
+		p := taskPolicy(cfg)
+		if wt.ApprovalTTL > 0 {
+			p.ApprovalTTL = wt.ApprovalTTL
+		}
+		if wt.AllowSelfApproval != nil {
+			p.AllowSelfApproval = *wt.AllowSelfApproval
+		}
+		if wt.CompensateOnFailure != nil {
+			p.CompensateOnFailure = *wt.CompensateOnFailure
+		}
+		if wt.TrustedExecutors != nil {
+			p.TrustedExecutors = wt.TrustedExecutors
+		}
+		out[w.Name] = p
+	}
+	return out
+}
+
 // registerCalendar adds the CalDAV calendar's tools (calendar_create_event,
 // calendar_list_events) to the built-in tools when tasks.calendar is set.
 func registerCalendar(cfg config.Config, p *platform.Platform) error {
@@ -83,7 +110,7 @@ func registerCalendar(cfg config.Config, p *platform.Platform) error {
 
 // newTasks builds the task service over the run service.
 func newTasks(cfg config.Config, stk *stack, runs *controlplane.Service, logger *slog.Logger) (*task.Service, error) {
-	opts := &task.Options{Policy: taskPolicy(cfg), Model: cfg.Tasks.Model, Audit: stk.p.RecordAudit, Logger: logger}
+	opts := &task.Options{Policy: taskPolicy(cfg), WorkspacePolicies: workspacePolicies(cfg), Model: cfg.Tasks.Model, Audit: stk.p.RecordAudit, Logger: logger}
 	if cfg.Tasks.Model != "" {
 		opts.Extractor = task.NewModelExtractor(stk.runner, cfg.Tasks.Model)
 		opts.Judge = task.NewModelJudge(stk.runner, cfg.Tasks.Model)

@@ -67,7 +67,7 @@ func (e *env) withTasks(ctx context.Context, workspace string, fn func(t tasksEn
 // newCLITasks is the task service of a command: no runs, no ledger, the
 // configured policy (self-approval), audit rows written at once.
 func newCLITasks(cfg config.Config, st store.Store, stderr io.Writer) (*task.Service, error) {
-	return task.New(st, nil, nil, &task.Options{Policy: taskPolicy(cfg), Audit: func(ctx context.Context, ev store.AuditEvent) {
+	return task.New(st, nil, nil, &task.Options{Policy: taskPolicy(cfg), WorkspacePolicies: workspacePolicies(cfg), Audit: func(ctx context.Context, ev store.AuditEvent) {
 		if err := st.AuditLog().Append(ctx, ev); err != nil {
 			fmt.Fprintf(stderr, "warning: the audit log did not record %s of %s: %v\n", ev.Action, ev.Target, err)
 		}

@@ -121,6 +121,10 @@ type Workspace struct {
 	// Middleware takes guard and pii only; rate limits, retries and logging
 	// stay with providers and agents.
 	Middleware middleware.Settings `yaml:",inline"`
+	// Tasks, when set, is the workspace's own task policy, replacing the
+	// keys of tasks: it sets (approval_ttl, allow_self_approval,
+	// compensate_on_failure, trusted_executors).
+	Tasks *WorkspaceTasks `yaml:"tasks"`
 }
 
 // Tools configures built-in tools. http_request is always available to

@@ -173,6 +173,8 @@ func TestValidation(t *testing.T) {
 		{"tasks: {model: gpt-4o}", "tasks.model"},
 		{"tasks: {approval_ttl: -1h}", "tasks.approval_ttl"},
 		{"tasks: {hold_tools: low}", "tasks.hold_tools"},
+		{"workspaces:\n  - {name: a, tasks: {approval_ttl: -2h}}", "workspaces[0].tasks.approval_ttl"},
+		{"workspaces:\n  - {name: a, tasks: {trusted: [x]}}", "workspaces[0].tasks.trusted"},
 		{"tasks: {calendar: {url: 'dav.example.com/cal'}}", "tasks.calendar.url"},
 		{"tasks: {calendar: {url: 'https://dav.example.com/cal/', token: t, password: p}}", "tasks.calendar: set token"},
 	} {
@@ -295,6 +297,11 @@ tasks:
 	if cfg.Tasks.Model != "openai/gpt-4o-mini" || cfg.Tasks.ApprovalTTL != 2*time.Hour || cfg.Tasks.Calendar == nil || cfg.Tasks.Calendar.Password != "pw" ||
 		len(cfg.Tasks.TrustedExecutors) != 1 || cfg.Tasks.TrustedExecutors[0] != "scheduler" {
 		t.Errorf("tasks = %+v", cfg.Tasks)
+	}
+	cfg, err = Load(write(t, "workspaces:\n  - {name: ops, guard: {injection: true}, tasks: {approval_ttl: 1h, allow_self_approval: true, trusted_executors: [scheduler]}}"), []string{})
+	if err != nil || len(cfg.Workspaces) != 1 || cfg.Workspaces[0].Tasks == nil || cfg.Workspaces[0].Tasks.ApprovalTTL != time.Hour ||
+		cfg.Workspaces[0].Tasks.AllowSelfApproval == nil || !*cfg.Workspaces[0].Tasks.AllowSelfApproval || !cfg.Workspaces[0].Middleware.Guard.Injection {
+		t.Errorf("workspaces[0] with tasks = %+v, %v", cfg.Workspaces, err)
 	}
 	if cfg, err := Load(write(t, "server: {addr: ':0'}"), []string{}); err != nil || cfg.Channels.LINE != nil {
 		t.Errorf("without channels.line: %+v, %v; want the channel off", cfg.Channels.LINE, err)

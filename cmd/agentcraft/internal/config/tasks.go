@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"net/url"
 	"time"
 )
@@ -55,6 +56,14 @@ type Tasks struct {
 	Calendar *Calendar `yaml:"calendar"`
 }
 
+// WorkspaceTasks is a workspace's task policy; unset keys take tasks:'s.
+type WorkspaceTasks struct {
+	ApprovalTTL         time.Duration `yaml:"approval_ttl"`
+	AllowSelfApproval   *bool         `yaml:"allow_self_approval"`
+	CompensateOnFailure *bool         `yaml:"compensate_on_failure"`
+	TrustedExecutors    []string      `yaml:"trusted_executors"`
+}
+
 // Calendar is a CalDAV calendar collection.
 type Calendar struct {
 	// URL is the collection, such as
@@ -88,6 +97,11 @@ func (c *Config) validateTasks(bad func(path, format string, args ...any)) {
 	}
 	if c.Tasks.ApprovalTTL < 0 {
 		bad("tasks.approval_ttl", "%v is negative; give a duration such as 24h", c.Tasks.ApprovalTTL)
+	}
+	for i, w := range c.Workspaces {
+		if w.Tasks != nil && w.Tasks.ApprovalTTL < 0 {
+			bad(fmt.Sprintf("workspaces[%d].tasks.approval_ttl", i), "%v is negative; give a duration such as 24h", w.Tasks.ApprovalTTL)
+		}
 	}
 	if cal := c.Tasks.Calendar; cal != nil {
 		if u, err := url.Parse(cal.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
