@@ -86,7 +86,7 @@ type LedgerOptions struct {
 	// WorkspacePolicies, by workspace name, replace Policy for those
 	// workspaces.
 	WorkspacePolicies map[string]Policy
-	Logger *slog.Logger
+	Logger            *slog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }

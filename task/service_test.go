@@ -157,8 +157,8 @@ type envOptions struct {
 	policy task.Policy
 	// byWorkspace are per-workspace policies, by workspace name.
 	byWorkspace map[string]task.Policy
-	agents []task.Agent
-	tools  toolSet
+	agents      []task.Agent
+	tools       toolSet
 	// store and workspace, when set, are used instead of a fresh SQLite
 	// store (a servertest platform's, so that an extractor's inline agent
 	// finds the workspace's providers).
