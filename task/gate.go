@@ -70,6 +70,13 @@ type callGate struct {
 	agent string
 }
 
+// ChannelConversation is the channel of a held call's answers when it
+// was made in a stored conversation: Target is the conversation id.
+const ChannelConversation = "conversation"
+
+// ActionCallTool is the intent action of a held call's task.
+const ActionCallTool = "call_tool"
+
 // ErrHeld is the refusal of a held call; the model reads its text.
 var ErrHeld = errors.New("held for a person's approval")
 
@@ -95,8 +102,15 @@ func (cg callGate) Allow(ctx context.Context, t tool.Tool, call llm.ToolCall) er
 		ref = ""
 	}
 	summary := fmt.Sprintf("%s calls %s (%s) with %s", cmpOr(cg.agent, "an agent"), t.Name(), c, clip(call.Arguments, 300))
-	out, err := s.Submit(context.WithoutCancel(ctx), Request{WorkspaceID: cg.c.WorkspaceID, Source: string(cg.c.Surface), SourceRef: ref,
-		Intent:    &Intent{Action: "call_tool", Object: t.Name(), Target: summary},
+	// In a stored conversation, the approval request and the call's
+	// result are appended to it (the "conversation" channel's sender),
+	// so the thread goes on from the result once a person decided.
+	var replyTo Address
+	if cg.c.ConversationID != "" {
+		replyTo = Address{Channel: ChannelConversation, Target: cg.c.ConversationID}
+	}
+	out, err := s.Submit(context.WithoutCancel(ctx), Request{WorkspaceID: cg.c.WorkspaceID, Source: string(cg.c.Surface), SourceRef: ref, ReplyTo: replyTo,
+		Intent:    &Intent{Action: ActionCallTool, Object: t.Name(), Target: summary},
 		Requester: Requester{UserID: cg.c.UserID, Actor: cg.c.ActorString()},
 		Plan:      &Plan{Agent: cmpOr(cg.agent, "agent"), Steps: []Step{{Tool: t.Name(), Input: input, Summary: summary}}}})
 	if err != nil {
@@ -105,7 +119,11 @@ func (cg callGate) Allow(ctx context.Context, t tool.Tool, call llm.ToolCall) er
 	if out.Task.Status == store.TaskFailed {
 		return fmt.Errorf("%w, and could not be held: task %s failed", ErrHeld, out.Task.ID)
 	}
-	return fmt.Errorf("%w: it is %s-capability, so it waits as task %s until someone allowed to approves it, and then runs once; its result will be on that task. Tell the user it awaits approval", ErrHeld, c, out.Task.ID)
+	where := "its result will be on that task"
+	if replyTo.Channel != "" {
+		where = "its result will be added to this conversation"
+	}
+	return fmt.Errorf("%w: it is %s-capability, so it waits as task %s until someone allowed to approves it, and then runs once; %s. Tell the user it awaits approval", ErrHeld, c, out.Task.ID, where)
 }
 
 func cmpOr(a, b string) string {

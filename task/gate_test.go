@@ -1,8 +1,10 @@
 package task_test
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentcraftlab/agentcraft/agent"
@@ -144,5 +146,63 @@ func TestToolGateThroughTheRunSeam(t *testing.T) {
 	e.waitTask(t, tk.ID, store.TaskDone)
 	if calls, _ := e.eff.total(); calls != 1 {
 		t.Errorf("publish ran %d times after approval, want 1", calls)
+	}
+}
+
+// recordSender records what a channel was asked to deliver.
+type recordSender struct {
+	mu   sync.Mutex
+	sent []string // target: text
+}
+
+func (r *recordSender) Send(_ context.Context, n store.Notification, m task.Message) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent = append(r.sent, n.Target+": "+m.Text)
+	return nil
+}
+
+func (r *recordSender) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.sent...)
+}
+
+// TestHeldCallAnswersInItsConversation: a call held in a stored
+// conversation tells that conversation it waits, and, once approved and
+// run, appends the result, so the thread continues from it.
+func TestHeldCallAnswersInItsConversation(t *testing.T) {
+	publish := &fakeTool{name: "publish", cap: tool.CapabilityHigh}
+	e := newEnv(t, envOptions{tools: toolSet{"publish": publish}})
+	conv := &recordSender{}
+	e.svc.SetSender(task.ChannelConversation, conv)
+	gate, _ := task.NewToolGate("high")
+	gate.Attach(e.svc)
+	ctx := t.Context()
+	caller := run.Caller{Principal: run.Principal{WorkspaceID: e.ws, Actor: run.ActorUser, ActorID: "alice", UserID: "alice"},
+		Surface: run.SurfaceChat, ConversationID: "conv-7"}
+	err := gate.For(caller, "writer").Allow(ctx, publish, llm.ToolCall{ID: "c1", Arguments: `{"text":"hello"}`})
+	if !errors.Is(err, task.ErrHeld) || !strings.Contains(err.Error(), "added to this conversation") {
+		t.Fatalf("Allow = %v", err)
+	}
+	page, _ := e.st.Tasks().List(ctx, e.ws, store.TaskFilter{})
+	tk := e.waitTask(t, page.Tasks[0].ID, store.TaskAwaitingApproval)
+	if _, err := e.svc.Deliver(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := conv.all(); len(got) != 1 || !strings.HasPrefix(got[0], "conv-7: Approval needed (high)") {
+		t.Fatalf("delivered %q; want the approval request in conversation conv-7", got)
+	}
+	ap := e.pending(t, tk.ID)
+	if _, err := e.svc.Decide(ctx, task.Decision{WorkspaceID: e.ws, ApprovalID: ap.ID, Approve: true, Approver: owner}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitTask(t, tk.ID, store.TaskDone)
+	if _, err := e.svc.Deliver(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := conv.all()
+	if len(got) != 2 || !strings.HasPrefix(got[1], "conv-7: Approved and done: ") || !strings.Contains(got[1], `"text":"hello"`) {
+		t.Errorf("delivered %q; want the result appended to the conversation", got)
 	}
 }

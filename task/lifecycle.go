@@ -40,7 +40,11 @@ func (s *Service) Changed(ctx context.Context, run store.Run) {
 	}
 	switch run.Status {
 	case store.RunSucceeded:
-		s.settle(ctx, run.WorkspaceID, run.TaskID, store.TaskDone, resultText(run.Output), map[string]any{"run_id": run.ID, "output": json.RawMessage(run.Output)})
+		answer := resultText(run.Output)
+		if t, err := s.st.Tasks().Get(ctx, run.WorkspaceID, run.TaskID); err == nil && isHeldCall(t) {
+			answer = "Approved and done: " + t.Title + "\nResult: " + answer
+		}
+		s.settle(ctx, run.WorkspaceID, run.TaskID, store.TaskDone, answer, map[string]any{"run_id": run.ID, "output": json.RawMessage(run.Output)})
 	case store.RunCanceled:
 		s.settle(ctx, run.WorkspaceID, run.TaskID, store.TaskCancelled, "", map[string]any{"run_id": run.ID})
 	default:
@@ -55,6 +59,12 @@ func (s *Service) Changed(ctx context.Context, run store.Run) {
 			}
 		}
 	}
+}
+
+// isHeldCall reports whether t is a tool call the gate held.
+func isHeldCall(t store.Task) bool {
+	var in Intent
+	return json.Unmarshal(t.Intent, &in) == nil && in.Action == ActionCallTool
 }
 
 // decidedWhileParking applies a decision made between the run asking

@@ -267,6 +267,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	}
 	// The task reconciler (approval expiry, resumes a crash interrupted,
 	// notification delivery) runs here, where the channels' senders are.
+	wf.tasks.SetSender(task.ChannelConversation, conversationSender{stk.conversations})
 	wf.tasks.Start(ctx)
 	defer wf.tasks.Stop()
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,

@@ -12,7 +12,10 @@ import (
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/kb"
+	"github.com/agentcraftlab/agentcraft/llm"
+	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/platform"
+	agentrun "github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/server/lineapi"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -167,4 +170,20 @@ func lineMount(ctx context.Context, cfg config.Config, stk *stack, tasks *task.S
 	tasks.SetSender("line", ch.Sender())
 	logger.Info("line_channel_ready", "workspace", ws.Name, "webhook", "POST /api/line/webhook")
 	return []httpapi.Mount{{Pattern: "POST /api/line/webhook", Handler: ch.Webhook()}}, nil
+}
+
+// conversationSender delivers the answers of a tool call held in a
+// conversation (task.ChannelConversation) into that conversation, as
+// the assistant's messages, so the thread goes on from the result.
+type conversationSender struct{ convs *memory.Conversations }
+
+func (c conversationSender) Send(ctx context.Context, n store.Notification, m task.Message) error {
+	if m.Text == "" {
+		return fmt.Errorf("%w: notification %s has no text", task.ErrPermanent, n.ID)
+	}
+	err := c.convs.Finish(ctx, agentrun.Principal{WorkspaceID: n.WorkspaceID}, n.Target, []llm.Message{llm.Text(llm.RoleAssistant, m.Text)})
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: conversation %s is gone: %v", task.ErrPermanent, n.Target, err)
+	}
+	return err
 }
