@@ -408,15 +408,29 @@ func (s *Service) expireWait(ctx context.Context, run store.Run) error {
 }
 
 func (s *Service) waitDeadline(ctx context.Context, run store.Run) (*time.Time, error) {
-	var deadline *time.Time
-	var after int64
+	w, err := s.WaitOf(ctx, run)
+	if err != nil || w == nil {
+		return nil, err
+	}
+	return w.Deadline, nil
+}
+
+// WaitOf returns what a waiting run waits for: the request of the
+// latest waiting_for_input event of the node execution it is parked on
+// (a human node's prompt and deadline, an approval node's approval id);
+// nil when there is none.
+func (s *Service) WaitOf(ctx context.Context, run store.Run) (*workflow.Wait, error) {
+	var (
+		wait  *workflow.Wait
+		after int64
+	)
 	for {
 		evs, err := s.st.Runs().Events(ctx, run.WorkspaceID, run.ID, after, 1000)
 		if err != nil {
 			return nil, err
 		}
 		if len(evs) == 0 {
-			return deadline, nil
+			return wait, nil
 		}
 		for _, se := range evs {
 			after = se.Seq
@@ -428,7 +442,7 @@ func (s *Service) waitDeadline(ctx context.Context, run store.Run) (*time.Time, 
 				Data workflow.Wait `json:"data"`
 			}
 			if json.Unmarshal(se.Data, &ev) == nil && ev.Key == run.WaitingNode {
-				deadline = ev.Data.Deadline
+				wait = &ev.Data
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -15,7 +16,6 @@ import (
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/task"
-	"github.com/agentcraftlab/agentcraft/tool"
 )
 
 // registerTasks adds the task API (package task):
@@ -126,7 +126,7 @@ func (s *Server) runAgentTask(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeBody(w, r, &b) {
 		return
 	}
-	key := strings.TrimSpace(cmpOrString(b.IdempotencyKey, r.Header.Get("Idempotency-Key")))
+	key := strings.TrimSpace(cmp.Or(b.IdempotencyKey, r.Header.Get("Idempotency-Key")))
 	if key == "" {
 		apierr.Write(w, apierr.BadRequest("idempotency_key", "idempotency_key is required: the same key makes a repeated request the same task"))
 		return
@@ -137,13 +137,6 @@ func (s *Server) runAgentTask(w http.ResponseWriter, r *http.Request) {
 	}
 	s.submit(w, r, task.Request{WorkspaceID: workspace(r), Text: b.Text, Intent: b.Intent, Source: "api", SourceRef: "agents-run:" + key,
 		Requester: requester(r), Agent: b.Agent, Ceiling: b.CapabilityCeiling, Executor: b.Executor})
-}
-
-func cmpOrString(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func (s *Server) submit(w http.ResponseWriter, r *http.Request, req task.Request) {
@@ -199,12 +192,12 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) taskEvidence(w http.ResponseWriter, r *http.Request) {
-	v, err := s.opts.Tasks.Get(r.Context(), workspace(r), r.PathValue("id"))
+	steps, err := s.opts.Tasks.Evidence(r.Context(), workspace(r), r.PathValue("id"))
 	if err != nil {
 		storeErrorAbout(w, err, "task", r.PathValue("id"))
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"task_id": v.Task.ID, "steps": v.Steps})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"task_id": r.PathValue("id"), "steps": steps})
 }
 
 type decideBody struct {
@@ -219,11 +212,11 @@ func (s *Server) decideTask(approve bool) http.HandlerFunc {
 			return
 		}
 		ws, id := workspace(r), r.PathValue("id")
-		if _, err := s.opts.Tasks.Task(r.Context(), ws, id); err != nil {
-			storeErrorAbout(w, err, "task", id)
-			return
-		}
 		if b.ApprovalID == "" {
+			if _, err := s.opts.Tasks.Task(r.Context(), ws, id); err != nil {
+				storeErrorAbout(w, err, "task", id)
+				return
+			}
 			as, err := s.opts.Tasks.Approvals(r.Context(), ws, store.ApprovalFilter{TaskID: id, Status: store.ApprovalPending})
 			if err != nil {
 				storeErrorAbout(w, err, "task", id)
@@ -235,12 +228,13 @@ func (s *Server) decideTask(approve bool) http.HandlerFunc {
 				return
 			}
 			b.ApprovalID = as[0].ID
-		} else if a, err := s.opts.Tasks.Approval(r.Context(), ws, b.ApprovalID); err != nil || a.TaskID != id {
+		}
+		a, err := s.opts.Tasks.Decide(r.Context(), task.Decision{WorkspaceID: ws, TaskID: id, ApprovalID: b.ApprovalID, Approve: approve,
+			Approver: requester(r), Comment: b.Comment})
+		if errors.Is(err, store.ErrNotFound) {
 			apierr.Write(w, apierr.NotFound("not_found", "approval "+strconv.Quote(b.ApprovalID)+" of task "+strconv.Quote(id)+" does not exist in this workspace"))
 			return
 		}
-		a, err := s.opts.Tasks.Decide(r.Context(), task.Decision{WorkspaceID: ws, ApprovalID: b.ApprovalID, Approve: approve,
-			Approver: requester(r), Comment: b.Comment})
 		if err != nil {
 			taskError(w, err)
 			return
@@ -251,7 +245,7 @@ func (s *Server) decideTask(approve bool) http.HandlerFunc {
 
 func (s *Server) compensateTask(w http.ResponseWriter, r *http.Request) {
 	ws, id := workspace(r), r.PathValue("id")
-	v, err := s.opts.Tasks.Get(r.Context(), ws, id)
+	t, err := s.opts.Tasks.Task(r.Context(), ws, id)
 	if err != nil {
 		storeErrorAbout(w, err, "task", id)
 		return
@@ -259,10 +253,10 @@ func (s *Server) compensateTask(w http.ResponseWriter, r *http.Request) {
 	// Undoing is as weighty as doing: the role that may approve the
 	// task's capability may undo it.
 	req := requester(r)
-	perm := identity.ApprovePermission(taskCapability(v.Task.Capability))
+	perm := task.ApprovePermission(t.Capability)
 	if !identity.Allows(req.Role, perm) {
 		apierr.Write(w, &apierr.Error{Status: http.StatusForbidden, Type: apierr.TypePermission, Code: "approval_not_allowed", Param: string(perm),
-			Message: "compensating a " + string(v.Task.Capability) + "-capability task needs " + string(perm)})
+			Message: "compensating a " + string(t.Capability) + "-capability task needs " + string(perm)})
 		return
 	}
 	rep, err := s.opts.Tasks.Compensate(r.Context(), ws, id, req.Actor)
@@ -406,14 +400,4 @@ func taskError(w http.ResponseWriter, err error) {
 		e = storeAPIError(err, "", "")
 	}
 	apierr.Write(w, e)
-}
-
-// taskCapability reads a stored capability; an unknown word is high, so
-// a damaged row asks for the most.
-func taskCapability(c store.Capability) tool.Capability {
-	var tc tool.Capability
-	if err := tc.UnmarshalText([]byte(c)); err != nil {
-		return tool.CapabilityHigh
-	}
-	return tc
 }

@@ -52,17 +52,14 @@ Answer with one JSON object matching this schema:
 // IntentSchema with the workflow contract gate: safe repairs only, and a
 // reply that still does not match is an error rather than a guess.
 type ModelExtractor struct {
-	runner *run.Runner
-	model  string
-	once   sync.Once
-	schema *contract.Schema
-	err    error
+	m      jsonModel
+	schema lazySchema
 }
 
 // NewModelExtractor extracts with model ("provider/model") of each
 // workspace's providers.
 func NewModelExtractor(runner *run.Runner, model string) *ModelExtractor {
-	return &ModelExtractor{runner: runner, model: model}
+	return &ModelExtractor{m: jsonModel{runner: runner, model: model, actor: "task-intent"}, schema: lazySchema{src: IntentSchema}}
 }
 
 // ErrNoModel: plain-text requests need a model to read them.
@@ -70,29 +67,57 @@ var ErrNoModel = errors.New("task: no model is configured to read requests; set 
 
 // Extract implements Extractor.
 func (m *ModelExtractor) Extract(ctx context.Context, workspaceID, text string, now time.Time) (Intent, error) {
-	if m.model == "" {
-		return Intent{}, ErrNoModel
-	}
-	m.once.Do(func() {
-		var doc map[string]any
-		if m.err = json.Unmarshal([]byte(IntentSchema), &doc); m.err == nil {
-			m.schema, m.err = contract.Compile(doc)
-		}
-	})
-	if m.err != nil {
-		return Intent{}, m.err
-	}
-	a, err := m.runner.Inline(ctx, run.Caller{Principal: run.Principal{WorkspaceID: workspaceID, Actor: run.ActorSystem, ActorID: "task-intent"},
-		Surface: run.SurfaceTask}, store.Agent{Name: "task-intent", Model: m.model,
-		Instructions: fmt.Sprintf(intentInstructions, now.Format(time.RFC3339)+" ("+now.Weekday().String()+")", IntentSchema)})
+	s, err := m.schema.get()
 	if err != nil {
-		return Intent{}, fmt.Errorf("task: intent model: %w", err)
+		return Intent{}, err
 	}
-	res, err := a.Generate(ctx, agent.Input{Messages: []llm.Message{llm.Text(llm.RoleUser, text)}, Buffered: true})
+	reply, err := m.m.ask(ctx, workspaceID, fmt.Sprintf(intentInstructions, now.Format(time.RFC3339)+" ("+now.Weekday().String()+")", IntentSchema), text)
 	if err != nil {
 		return Intent{}, fmt.Errorf("task: read intent: %w", err)
 	}
-	return parseIntent(res.Message.Text(), m.schema)
+	return parseIntent(reply, s)
+}
+
+// jsonModel asks a model, through the run seam as the system actor
+// named actor (surface "task"), for one answer to one message.
+type jsonModel struct {
+	runner *run.Runner
+	model  string
+	actor  string
+}
+
+func (m jsonModel) ask(ctx context.Context, workspaceID, instructions, message string) (string, error) {
+	if m.model == "" {
+		return "", ErrNoModel
+	}
+	a, err := m.runner.Inline(ctx, run.Caller{Principal: run.Principal{WorkspaceID: workspaceID, Actor: run.ActorSystem, ActorID: m.actor},
+		Surface: run.SurfaceTask}, store.Agent{Name: m.actor, Model: m.model, Instructions: instructions})
+	if err != nil {
+		return "", fmt.Errorf("model %s: %w", m.model, err)
+	}
+	res, err := a.Generate(ctx, agent.Input{Messages: []llm.Message{llm.Text(llm.RoleUser, message)}, Buffered: true})
+	if err != nil {
+		return "", err
+	}
+	return res.Message.Text(), nil
+}
+
+// lazySchema compiles a contract schema once, on first use.
+type lazySchema struct {
+	src    string
+	once   sync.Once
+	schema *contract.Schema
+	err    error
+}
+
+func (l *lazySchema) get() (*contract.Schema, error) {
+	l.once.Do(func() {
+		var doc map[string]any
+		if l.err = json.Unmarshal([]byte(l.src), &doc); l.err == nil {
+			l.schema, l.err = contract.Compile(doc)
+		}
+	})
+	return l.schema, l.err
 }
 
 // parseIntent checks a model's reply against the intent contract.
@@ -127,51 +152,34 @@ const judgeSchema = `{"type":"object","properties":{"score":{"type":"number","mi
 // ModelJudge scores judged canHandle rules with a model through the run
 // seam (surface "task"), its answer checked against a contract.
 type ModelJudge struct {
-	runner *run.Runner
-	model  string
-	once   sync.Once
-	schema *contract.Schema
-	err    error
+	m      jsonModel
+	schema lazySchema
 }
 
 // NewModelJudge judges with model ("provider/model").
 func NewModelJudge(runner *run.Runner, model string) *ModelJudge {
-	return &ModelJudge{runner: runner, model: model}
+	return &ModelJudge{m: jsonModel{runner: runner, model: model, actor: "task-router"}, schema: lazySchema{src: judgeSchema}}
 }
 
 // Score implements Judge.
 func (m *ModelJudge) Score(ctx context.Context, workspaceID string, in Intent, what string) (float64, error) {
-	if m.model == "" {
-		return 0, ErrNoModel
-	}
-	m.once.Do(func() {
-		var doc map[string]any
-		if m.err = json.Unmarshal([]byte(judgeSchema), &doc); m.err == nil {
-			m.schema, m.err = contract.Compile(doc)
-		}
-	})
-	if m.err != nil {
-		return 0, m.err
-	}
-	a, err := m.runner.Inline(ctx, run.Caller{Principal: run.Principal{WorkspaceID: workspaceID, Actor: run.ActorSystem, ActorID: "task-router"},
-		Surface: run.SurfaceTask}, store.Agent{Name: "task-router", Model: m.model, Instructions: fmt.Sprintf(judgeInstructions, what)})
+	s, err := m.schema.get()
 	if err != nil {
-		return 0, fmt.Errorf("task: judge model: %w", err)
+		return 0, err
 	}
 	b, _ := json.Marshal(in)
-	res, err := a.Generate(ctx, agent.Input{Messages: []llm.Message{llm.Text(llm.RoleUser, string(b))}, Buffered: true})
+	reply, err := m.m.ask(ctx, workspaceID, fmt.Sprintf(judgeInstructions, what), string(b))
 	if err != nil {
 		return 0, fmt.Errorf("task: judge: %w", err)
 	}
-	r := contract.Check(res.Message.Text(), m.schema, true, nil)
+	r := contract.Check(reply, s, true, nil)
 	if r.Contract.Status == contract.StatusFailed {
 		return 0, fmt.Errorf("task: the judge's answer breaks its contract: %s", strings.Join(r.Contract.Notes, "; "))
 	}
 	var out struct {
 		Score float64 `json:"score"`
 	}
-	b, err = json.Marshal(r.Normalized)
-	if err == nil {
+	if b, err = json.Marshal(r.Normalized); err == nil {
 		err = json.Unmarshal(b, &out)
 	}
 	return out.Score, err

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -101,7 +102,7 @@ func (cg callGate) Allow(ctx context.Context, t tool.Tool, call llm.ToolCall) er
 	if call.ID == "" {
 		ref = ""
 	}
-	summary := fmt.Sprintf("%s calls %s (%s) with %s", cmpOr(cg.agent, "an agent"), t.Name(), c, clip(call.Arguments, 300))
+	summary := fmt.Sprintf("%s calls %s (%s) with %s", cmp.Or(cg.agent, "an agent"), t.Name(), c, clip(call.Arguments, 300))
 	// In a stored conversation, the approval request and the call's
 	// result are appended to it (the "conversation" channel's sender),
 	// so the thread goes on from the result once a person decided.
@@ -112,7 +113,7 @@ func (cg callGate) Allow(ctx context.Context, t tool.Tool, call llm.ToolCall) er
 	out, err := s.Submit(context.WithoutCancel(ctx), Request{WorkspaceID: cg.c.WorkspaceID, Source: string(cg.c.Surface), SourceRef: ref, ReplyTo: replyTo,
 		Intent:    &Intent{Action: ActionCallTool, Object: t.Name(), Target: summary},
 		Requester: Requester{UserID: cg.c.UserID, Actor: cg.c.ActorString()},
-		Plan:      &Plan{Agent: cmpOr(cg.agent, "agent"), Steps: []Step{{Tool: t.Name(), Input: input, Summary: summary}}}})
+		Plan:      &Plan{Agent: cmp.Or(cg.agent, "agent"), Steps: []Step{{Tool: t.Name(), Input: input, Summary: summary}}}})
 	if err != nil {
 		return fmt.Errorf("%w, and could not be held: %v", ErrHeld, err)
 	}
@@ -124,13 +125,6 @@ func (cg callGate) Allow(ctx context.Context, t tool.Tool, call llm.ToolCall) er
 		where = "its result will be added to this conversation"
 	}
 	return fmt.Errorf("%w: it is %s-capability, so it waits as task %s until someone allowed to approves it, and then runs once; %s. Tell the user it awaits approval", ErrHeld, c, out.Task.ID, where)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func clip(s string, n int) string {

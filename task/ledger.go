@@ -137,12 +137,18 @@ const SourceWorkflow = "workflow"
 func StepKey(runID, execKey string) string { return runID + "/" + execKey }
 
 // taskOf returns the task the run acts for, making one for a run that
-// has none.
-func (l *Ledger) taskOf(ctx context.Context, workspaceID, runID string) (store.Task, error) {
+// has none, and the run.
+func (l *Ledger) taskOf(ctx context.Context, workspaceID, runID string) (store.Task, store.Run, error) {
 	run, err := l.st.Runs().Get(ctx, workspaceID, runID)
 	if err != nil {
-		return store.Task{}, err
+		return store.Task{}, store.Run{}, err
 	}
+	t, err := l.runTask(ctx, run)
+	return t, run, err
+}
+
+func (l *Ledger) runTask(ctx context.Context, run store.Run) (store.Task, error) {
+	workspaceID, runID := run.WorkspaceID, run.ID
 	if run.TaskID != "" {
 		return l.st.Tasks().Get(ctx, workspaceID, run.TaskID)
 	}
@@ -156,7 +162,7 @@ func (l *Ledger) taskOf(ctx context.Context, workspaceID, runID string) (store.T
 
 // Act calls the tool once for the step; see Ledger.
 func (l *Ledger) Act(ctx context.Context, c workflow.ToolCall) (any, error) {
-	tk, err := l.taskOf(ctx, c.WorkspaceID, c.RunID)
+	tk, run, err := l.taskOf(ctx, c.WorkspaceID, c.RunID)
 	if err != nil {
 		return nil, fmt.Errorf("task of run %s: %w", c.RunID, err)
 	}
@@ -166,7 +172,7 @@ func (l *Ledger) Act(ctx context.Context, c workflow.ToolCall) (any, error) {
 	}
 	key := StepKey(c.RunID, c.Key)
 	capability := storeCapability(t.Capability())
-	if capability != store.CapabilityLow && !(capability == store.CapabilityMedium && l.trustedRun(ctx, c.WorkspaceID, c.RunID)) {
+	if capability != store.CapabilityLow && !(capability == store.CapabilityMedium && l.trustedRun(ctx, run)) {
 		if err := l.granted(ctx, tk, key, capability); err != nil {
 			return nil, err
 		}
@@ -232,13 +238,9 @@ func (l *Ledger) Act(ctx context.Context, c workflow.ToolCall) (any, error) {
 // trustedRun reports whether the run executes the plan of a trusted
 // executor. Only a task's run counts: a workflow started through the API
 // names its own vars, so its _agent proves nothing.
-func (l *Ledger) trustedRun(ctx context.Context, workspaceID, runID string) bool {
-	pol := l.policy.of(ctx, workspaceID)
-	if len(pol.TrustedExecutors) == 0 {
-		return false
-	}
-	run, err := l.st.Runs().Get(ctx, workspaceID, runID)
-	if err != nil || run.TaskID == "" {
+func (l *Ledger) trustedRun(ctx context.Context, run store.Run) bool {
+	pol := l.policy.of(ctx, run.WorkspaceID)
+	if len(pol.TrustedExecutors) == 0 || run.TaskID == "" {
 		return false
 	}
 	var in struct {
@@ -318,7 +320,7 @@ func (l *Ledger) Approval(ctx context.Context, req workflow.ApprovalRequest) (wo
 	if !c.Valid() {
 		return workflow.ApprovalState{}, fmt.Errorf("capability %q is not low, medium or high", req.Capability)
 	}
-	tk, err := l.taskOf(ctx, req.WorkspaceID, req.RunID)
+	tk, _, err := l.taskOf(ctx, req.WorkspaceID, req.RunID)
 	if err != nil {
 		return workflow.ApprovalState{}, fmt.Errorf("task of run %s: %w", req.RunID, err)
 	}

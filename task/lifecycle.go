@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
-	"github.com/agentcraftlab/agentcraft/workflow"
 )
 
 // Changed maps a run's new status to its task: pass it as
@@ -292,10 +291,8 @@ func (s *Service) Get(ctx context.Context, workspaceID, id string) (View, error)
 	if v.Approvals, err = s.st.Approvals().List(ctx, workspaceID, store.ApprovalFilter{TaskID: id}); err != nil {
 		return View{}, err
 	}
-	for _, sl := range []*[]store.Run{&v.Runs} {
-		if *sl == nil {
-			*sl = []store.Run{}
-		}
+	if v.Runs == nil {
+		v.Runs = []store.Run{}
 	}
 	if v.Steps == nil {
 		v.Steps = []store.TaskStep{}
@@ -310,6 +307,16 @@ func (s *Service) Get(ctx context.Context, workspaceID, id string) (View, error)
 // store.ErrNotFound.
 func (s *Service) Task(ctx context.Context, workspaceID, id string) (store.Task, error) {
 	return s.st.Tasks().Get(ctx, workspaceID, id)
+}
+
+// Evidence returns the task's steps, its evidence ledger; another
+// workspace's task is store.ErrNotFound.
+func (s *Service) Evidence(ctx context.Context, workspaceID, id string) ([]store.TaskStep, error) {
+	steps, err := s.st.Steps().List(ctx, workspaceID, id)
+	if steps == nil && err == nil {
+		steps = []store.TaskStep{}
+	}
+	return steps, err
 }
 
 // List returns a page of the workspace's tasks.
@@ -411,30 +418,13 @@ func (s *Service) reconcileWorkspace(ctx context.Context, workspaceID string) {
 	}
 }
 
-// waitsOn reports whether the waiting run is parked on approval id: its
-// latest waiting event for the node it waits on names it.
+// waitsOn reports whether the waiting run is parked on approval id.
 func (s *Service) waitsOn(ctx context.Context, run store.Run, approvalID string) bool {
-	var after int64
-	found := false
-	for {
-		evs, err := s.st.Runs().Events(ctx, run.WorkspaceID, run.ID, after, 1000)
-		if err != nil || len(evs) == 0 {
-			return found
-		}
-		for _, e := range evs {
-			after = e.Seq
-			if e.Type != string(workflow.EventWaiting) {
-				continue
-			}
-			var ev struct {
-				Key  string        `json:"key"`
-				Data workflow.Wait `json:"data"`
-			}
-			if json.Unmarshal(e.Data, &ev) == nil && ev.Key == run.WaitingNode {
-				found = ev.Data.ApprovalID == approvalID
-			}
-		}
+	if s.runs == nil {
+		return false
 	}
+	w, err := s.runs.WaitOf(ctx, run)
+	return err == nil && w != nil && w.ApprovalID == approvalID
 }
 
 // Start reconciles every Options.Every until ctx ends or Stop.

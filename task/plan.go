@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agentcraftlab/agentcraft/store"
 )
 
 // Step is one action of a plan.
@@ -55,15 +57,7 @@ func (p Plan) Capability() string {
 	return best
 }
 
-func capRank(c string) int {
-	switch c {
-	case "medium":
-		return 1
-	case "high":
-		return 2
-	}
-	return 0
-}
+func capRank(c string) int { return rank(store.Capability(c)) }
 
 // varAgent is the run variable naming the agent whose plan the run
 // executes; the ledger reads it to apply the trusted-executor policy.

@@ -370,9 +370,11 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 	if err != nil {
 		return store.Approval{}, err
 	}
-	if !identity.Allows(d.Approver.Role, identity.ApprovePermission(toolCapability(a.Capability))) {
-		return a, fmt.Errorf("%w: a %s cannot approve a %s-capability action (needs %s)", ErrNotAllowed, roleName(d.Approver.Role),
-			a.Capability, identity.ApprovePermission(toolCapability(a.Capability)))
+	if d.TaskID != "" && a.TaskID != d.TaskID {
+		return store.Approval{}, fmt.Errorf("approval %s of task %s: %w", d.ApprovalID, d.TaskID, store.ErrNotFound)
+	}
+	if perm := ApprovePermission(a.Capability); !identity.Allows(d.Approver.Role, perm) {
+		return a, fmt.Errorf("%w: a %s cannot approve a %s-capability action (needs %s)", ErrNotAllowed, roleName(d.Approver.Role), a.Capability, perm)
 	}
 	approver := requesterActor(d.Approver)
 	if a.Capability == store.CapabilityHigh && !s.policy.of(ctx, d.WorkspaceID).AllowSelfApproval && approver == a.RequestedBy {
@@ -435,14 +437,14 @@ func (s *Service) apply(ctx context.Context, a store.Approval) {
 	}
 }
 
-func toolCapability(c store.Capability) tool.Capability {
-	switch c {
-	case store.CapabilityLow:
-		return tool.CapabilityLow
-	case store.CapabilityMedium:
-		return tool.CapabilityMedium
+// ApprovePermission is the permission that approves (and undoes) an
+// action of stored capability c; an unknown word asks for the owner's.
+func ApprovePermission(c store.Capability) identity.Permission {
+	var tc tool.Capability
+	if err := tc.UnmarshalText([]byte(c)); err != nil {
+		tc = tool.CapabilityHigh
 	}
-	return tool.CapabilityHigh
+	return identity.ApprovePermission(tc)
 }
 
 func roleName(r identity.Role) string {

@@ -82,9 +82,12 @@ type Outcome struct {
 // Decision is a person's answer to an approval.
 type Decision struct {
 	WorkspaceID string
-	ApprovalID  string
-	Approve     bool
-	Approver    Requester
+	// TaskID, when set, is the task the approval must belong to: another
+	// task's approval is store.ErrNotFound.
+	TaskID     string
+	ApprovalID string
+	Approve    bool
+	Approver   Requester
 	// Comment is kept in the task's event.
 	Comment string
 }
