@@ -48,11 +48,7 @@ func (e *env) withWorkspaceStore(ctx context.Context, workspace string, create b
 		return err
 	}
 	defer o.close()
-	st := o.st
-	ws, err := st.Workspaces().GetByName(ctx, workspace)
-	if errors.Is(err, store.ErrNotFound) && (create || declaredWorkspace(cfg, workspace)) {
-		ws, err = st.Workspaces().GetOrCreate(ctx, workspace)
-	}
+	ws, err := findWorkspace(ctx, o.st, cfg, workspace, create)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("workspace %q does not exist in database %s; check the name (agentcraft keys list --workspace NAME), "+
@@ -60,7 +56,17 @@ func (e *env) withWorkspaceStore(ctx context.Context, workspace string, create b
 	case err != nil:
 		return fmt.Errorf("workspace %q in database %s: %w", workspace, u, err)
 	}
-	return fn(st, ws)
+	return fn(o.st, ws)
+}
+
+// findWorkspace finds workspace in st; create, or the configuration
+// declaring it (serve creates those at start anyway), makes a missing one.
+func findWorkspace(ctx context.Context, st store.Store, cfg config.Config, workspace string, create bool) (store.Workspace, error) {
+	ws, err := st.Workspaces().GetByName(ctx, workspace)
+	if errors.Is(err, store.ErrNotFound) && (create || declaredWorkspace(cfg, workspace)) {
+		ws, err = st.Workspaces().GetOrCreate(ctx, workspace)
+	}
+	return ws, err
 }
 
 // declaredWorkspace reports whether cfg names workspace, as its

@@ -46,11 +46,7 @@ func (e *env) withTasks(ctx context.Context, workspace string, fn func(t tasksEn
 	}
 	defer o.close()
 	st := o.st
-	ws, err := st.Workspaces().GetByName(ctx, workspace)
-	if errors.Is(err, store.ErrNotFound) && declaredWorkspace(cfg, workspace) {
-		// serve creates the declared workspaces at start anyway.
-		ws, err = st.Workspaces().GetOrCreate(ctx, workspace)
-	}
+	ws, err := findWorkspace(ctx, st, cfg, workspace, false)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("workspace %q does not exist in database %s; check --workspace, or pass the server's --config", workspace, u)
