@@ -156,6 +156,8 @@ func (s *Service) Submit(ctx context.Context, r Request) (Outcome, error) {
 	if utf8.RuneCountInString(text) > maxRequestText {
 		return Outcome{}, fmt.Errorf("%w: text is longer than %d characters", ErrInvalid, maxRequestText)
 	}
+	// A redelivery is answered before the model reads the text again;
+	// Create's own conflict covers two deliveries racing past this.
 	if r.SourceRef != "" {
 		if t, err := s.st.Tasks().GetBySource(ctx, r.WorkspaceID, r.Source, r.SourceRef); err == nil {
 			return s.duplicate(ctx, t)
