@@ -93,6 +93,7 @@ func TestPackageDirection(t *testing.T) {
 		{from: "secret", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "store", "llm", "tool", "internal"}},
 		{from: "internal", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "run", "kb"}},
 		{from: "agent", forbidden: []string{"workflow", "controlplane", "server", "platform", "store", "cmd/agentcraft/internal/cli"}},
+		{from: "autonomous", forbidden: []string{"controlplane", "server", "platform", "store", "run", "cmd/agentcraft/internal/cli"}},
 		{from: "search", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "cmd/agentcraft/internal/cli"}},
 		{from: "workflow", forbidden: []string{"server", "platform", "controlplane", "cmd/agentcraft/internal/cli"}},
 		{from: "platform", forbidden: []string{"workflow", "controlplane", "server", "cmd/agentcraft/internal/cli"}},
@@ -203,7 +204,7 @@ var layers = []struct {
 	// provider and catalog are services, but they import only the domain
 	// and the contracts; placing them here keeps them from reaching back
 	// up into platform, run or kb.
-	{"domain", []string{"agent", "workflow", "rag", "llm/middleware", "guard", "pii", "audit", "secret", "a2a", "provider", "catalog"}},
+	{"domain", []string{"agent", "autonomous", "workflow", "rag", "llm/middleware", "guard", "pii", "audit", "secret", "a2a", "provider", "catalog"}},
 	// The core contracts (llm.Model, search.Engine, tool.Tool) sit with
 	// their drivers, as database/sql/driver does: an adapter imports the
 	// interface it implements, never the domain above it.

@@ -169,3 +169,31 @@ func truncate(s string, n int) string {
 	}
 	return s
 }
+
+// ToolRunner runs server tool calls one at a time exactly as Run does —
+// the Gate, argument checks and repairs, the per-tool timeout, panics
+// turned into error results, results cut to MaxToolResultBytes — for an
+// executor that drives its own loop (package autonomous).
+type ToolRunner struct{ r *run }
+
+// ToolRunner returns the tool runner of a, or the configuration error Run
+// would report.
+func (a *Agent) ToolRunner() (*ToolRunner, error) {
+	r, err := a.start(Input{})
+	if err != nil {
+		return nil, err
+	}
+	return &ToolRunner{r: r}, nil
+}
+
+// Call runs one call of the agent's tools; whatever goes wrong is an error
+// result, as in Run.
+func (t *ToolRunner) Call(ctx context.Context, c llm.ToolCall) tool.Result {
+	return t.r.callTool(ctx, c).Result
+}
+
+// Has reports whether the agent has a server tool called name.
+func (t *ToolRunner) Has(name string) bool { return t.r.tools[name] != nil }
+
+// Tool returns the agent's tool called name, or nil.
+func (t *ToolRunner) Tool(name string) tool.Tool { return t.r.tools[name] }

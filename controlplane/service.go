@@ -497,6 +497,7 @@ func (s *Service) Resume(ctx context.Context, workspaceID, runID string, answer 
 // nodeOfKey returns the node id of an execution key: "l#2/it[3]/draft" →
 // "draft".
 func nodeOfKey(key string) string {
+	key, _, _ = strings.Cut(key, workflow.JournalSep)
 	if i := strings.LastIndexByte(key, '/'); i >= 0 {
 		key = key[i+1:]
 	}

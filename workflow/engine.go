@@ -194,6 +194,53 @@ type Exec struct {
 	Hooks    HookRunner
 	emit     func(Event)
 	programs map[string]*vm.Program
+	run      *run
+}
+
+// JournalSep joins a node execution's key and the name of one of its
+// journal entries ("auto!step-3"); a checkpoint key holding it is a
+// journal entry, not a node execution.
+const JournalSep = "!"
+
+// Recall returns the journal entry sub of this execution, recorded by an
+// earlier attempt of it (before a crash or a park) or by the answer a
+// resumed wait received: an executor that takes several costly steps (an
+// autonomous agent's model calls) replays them from here instead of
+// repeating them. A value read back from the store is decoded JSON.
+func (x *Exec) Recall(sub string) (any, bool) {
+	if x.run == nil {
+		return nil, false
+	}
+	key := x.Key + JournalSep + sub
+	if s, ok := x.run.saved[key]; ok {
+		return s.Output, true
+	}
+	x.run.jmu.Lock()
+	defer x.run.jmu.Unlock()
+	v, ok := x.run.journal[key]
+	return v, ok
+}
+
+// Record saves v as the journal entry sub of this execution: durably, in
+// the same store as checkpoints, when the run has one. It fails when the
+// entry exists already (another executor recorded it: the run must stop).
+func (x *Exec) Record(ctx context.Context, sub string, v any) error {
+	if x.run == nil {
+		return errors.New("workflow: journal: execution has no run")
+	}
+	key := x.Key + JournalSep + sub
+	if cp := x.run.req.Checkpoints; cp != nil {
+		if err := cp.Save(ctx, key, x.Node.ID, Saved{Output: v}); err != nil {
+			return fmt.Errorf("workflow: journal %s: %w", key, err)
+		}
+	}
+	x.run.jmu.Lock()
+	defer x.run.jmu.Unlock()
+	if x.run.journal == nil {
+		x.run.journal = make(map[string]any)
+	}
+	x.run.journal[key] = v
+	return nil
 }
 
 // AgentCall is where this execution asks for an agent.
@@ -281,6 +328,9 @@ type run struct {
 	p     *Plan
 	req   *Request
 	saved map[string]Saved
+
+	jmu     sync.Mutex     // guards journal
+	journal map[string]any // entries recorded during this execution
 
 	steps  atomic.Int64
 	cancel context.CancelFunc
@@ -702,7 +752,7 @@ func (r *run) execNode(ctx context.Context, sr *scopeRun, m int, in any) (Result
 		err = fmt.Errorf("node %q: kind %q cannot run: %s", n.ID, n.Type, pn.kind.Unavailable)
 	default:
 		x := &Exec{RunID: r.req.RunID, WorkspaceID: r.req.WorkspaceID, Node: n, Key: key, Input: in,
-			Services: &r.e.svc, Hooks: r, programs: pn.programs}
+			Services: &r.e.svc, Hooks: r, programs: pn.programs, run: r}
 		x.Data = transform.Data{Input: in, Vars: sr.vars}
 		if pn.readsNodes {
 			x.Data.Nodes = sr.snapshot()
@@ -738,8 +788,14 @@ func (r *run) execNode(ctx context.Context, sr *scopeRun, m int, in any) (Result
 		return Result{}, nil, err
 	}
 	if res.Wait != nil {
-		r.emit(Event{Type: EventWaiting, NodeID: n.ID, Key: key, NodeType: n.Type, Data: res.Wait})
-		r.halt(Outcome{Status: StatusWaiting, WaitingNode: n.ID, WaitingKey: key, Wait: res.Wait}, false)
+		waitKey := key
+		if res.Wait.Journal != "" {
+			// The answer becomes a journal entry of the execution, which
+			// runs again on resume and reads it with Recall.
+			waitKey = key + JournalSep + res.Wait.Journal
+		}
+		r.emit(Event{Type: EventWaiting, NodeID: n.ID, Key: waitKey, NodeType: n.Type, Data: res.Wait})
+		r.halt(Outcome{Status: StatusWaiting, WaitingNode: n.ID, WaitingKey: waitKey, Wait: res.Wait}, false)
 		return Result{}, nil, errHalt
 	}
 	if r.req.Checkpoints != nil && n.Type != "start" && n.Type != "end" {

@@ -78,6 +78,14 @@ type Wait struct {
 	// ApprovalID, on an approval node's wait, is the approval a person
 	// decides (POST /api/tasks/{id}/approve); the run resumes then.
 	ApprovalID string `json:"approval_id,omitempty"`
+	// Journal, when set, names the journal entry of the waiting execution
+	// that the answer is recorded as (Exec.Recall): the execution runs
+	// again on resume and continues from it, instead of the answer
+	// becoming its output (an autonomous agent's ask_user).
+	Journal string `json:"journal,omitempty"`
+	// From names who asks, when it is not the node itself (the
+	// autonomous agent or sub-agent calling ask_user).
+	From string `json:"from,omitempty"`
 }
 
 // WaitOf reads a human node's request from an event's Data: a *Wait (or

@@ -38,6 +38,7 @@ type Server struct {
 	active   int   // requests being answered
 	repeat   *Turn // answers requests past the script, when set
 	norecord bool  // stop recording requests (set by Repeat)
+	respond  func(body []byte) (Turn, bool)
 }
 
 // answerFunc writes the provider-specific answer for one turn.
@@ -95,6 +96,16 @@ func (s *Server) Repeat(turn Turn) {
 	s.norecord = true
 }
 
+// Respond answers each request whose body respond recognises (ok true)
+// with the turn it returns, before the script is consulted: agents that
+// run concurrently (sub-agents, parallel branches) ask in no fixed order,
+// so a test scripts each by what its request holds.
+func (s *Server) Respond(respond func(body []byte) (turn Turn, ok bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.respond = respond
+}
+
 // Requests returns a copy of the requests received so far.
 func (s *Server) Requests() []Recorded {
 	s.mu.Lock()
@@ -131,6 +142,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if !s.norecord {
 		s.requests = append(s.requests, Recorded{Method: r.Method, Path: r.URL.Path, RemoteAddr: r.RemoteAddr, Header: r.Header.Clone(), Body: raw})
+	}
+	if s.respond != nil {
+		respond := s.respond
+		s.mu.Unlock()
+		if turn, ok := respond(raw); ok {
+			s.answerTurn(w, r, turn, raw)
+			return
+		}
+		s.mu.Lock()
 	}
 	if s.next >= len(s.turns) && s.repeat != nil {
 		turn := *s.repeat
