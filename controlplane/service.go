@@ -685,7 +685,7 @@ func (s *Service) Events(ctx context.Context, workspaceID, runID string, after i
 			}
 			return err
 		}
-		for _, se := range stored {
+		for i, se := range stored {
 			var ev workflow.Event
 			if err := json.Unmarshal(se.Data, &ev); err != nil {
 				continue
@@ -698,7 +698,10 @@ func (s *Service) Events(ctx context.Context, workspaceID, runID string, after i
 				}
 				return nil
 			}
-			if ev.Type == workflow.EventRunFinished {
+			// A run that parked and was resumed has a run_finished of
+			// status waiting among its events; the stream goes on past it
+			// to what the resumed execution recorded.
+			if ev.Type == workflow.EventRunFinished && (ev.Status != workflow.StatusWaiting || i == len(stored)-1) {
 				if unsub != nil {
 					unsub()
 				}

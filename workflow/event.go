@@ -27,6 +27,7 @@ const (
 	EventContract     EventType = "contract_result" // Data: the contract report
 	EventUsage        EventType = "usage"           // Usage of one agent node
 	EventHook         EventType = "hook"            // Data: a hook ran (or failed, Error)
+	EventAgentStep    EventType = "agent_step"      // Data: one step of an autonomous agent (autonomous.Event), Text its text
 	EventError        EventType = "error"
 )
 

@@ -16,6 +16,18 @@ func builtins(t testing.TB) *workflow.Registry {
 	return reg
 }
 
+// withUnavailable adds a kind whose executor does not exist yet, as
+// autonomous was before its executor landed, so that validation's refusal
+// of such kinds stays tested.
+func withUnavailable(t testing.TB, reg *workflow.Registry) *workflow.Registry {
+	t.Helper()
+	if err := reg.Register(workflow.Kind{Type: "teleport", Title: "Teleport", Category: workflow.CategoryFlow, Doc: "Not yet.",
+		IsExecutable: true, Unavailable: "teleporting arrives later"}); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
 func mustParse(t testing.TB, src string) *workflow.Definition {
 	t.Helper()
 	def, err := workflow.Parse([]byte(src))

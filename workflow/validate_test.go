@@ -437,7 +437,7 @@ nodes:
   - {id: start, type: start}
   - {id: docs, type: rag, config: {knowledge_base: manuals}}
   - {id: remote, type: a2a-agent, config: {url: "https://agents.example.com/card"}}
-  - {id: auto, type: autonomous, config: {goal: win}}
+  - {id: auto, type: teleport, config: {}}
   - {id: end, type: end}
 edges:
   - {id: e1, source: start, target: docs}
@@ -529,7 +529,7 @@ edges:
 			},
 		},
 	}
-	reg := builtins(t)
+	reg := withUnavailable(t, builtins(t))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			probs := workflow.Validate(mustParse(t, tt.src), reg)
@@ -551,7 +551,7 @@ edges:
 // TestValidateMessages checks the wording a user acts on for the cases
 // where the path alone does not say enough.
 func TestValidateMessages(t *testing.T) {
-	reg := builtins(t)
+	reg := withUnavailable(t, builtins(t))
 	tests := []struct {
 		name, src, path, wantMessage, wantHint string
 	}{
@@ -561,18 +561,18 @@ func TestValidateMessages(t *testing.T) {
 name: t
 nodes:
   - {id: start, type: start}
-  - {id: auto, type: autonomous, config: {goal: win}}
+  - {id: auto, type: teleport, config: {}}
   - {id: end, type: end}
 edges:
   - {id: e1, source: start, target: auto}
   - {id: e2, source: auto, target: end}
 `,
-			path: "nodes[1].type", wantMessage: `node type "autonomous" is not available yet`, wantHint: "remove the node",
+			path: "nodes[1].type", wantMessage: `node type "teleport" is not available yet`, wantHint: "remove the node",
 		},
 		{
 			name: "unknown type lists the known ones",
 			src:  strings.Replace(chain, "type: agent, config: {agent: writer}", "type: agnet", 1),
-			path: "nodes[1].type", wantMessage: `unknown node type "agnet"`, wantHint: "use one of: a2a-agent, agent, approval, code, condition, contract, end,",
+			path: "nodes[1].type", wantMessage: `unknown node type "agnet"`, wantHint: "use one of: a2a-agent, agent, approval, autonomous, code, condition, contract, end,",
 		},
 		{
 			name: "condition handle hint",

@@ -60,33 +60,7 @@ func execAgent(ctx context.Context, x *workflow.Exec) (workflow.Result, error) {
 	if x.Services.Agents == nil {
 		return workflow.Result{}, fmt.Errorf("agent nodes need an agent resolver, and none is configured")
 	}
-	var (
-		a   *agent.Agent
-		err error
-	)
-	if name, ok := x.Node.Config["agent"].(string); ok {
-		a, err = x.Services.Agents.Named(ctx, x.AgentCall(), name)
-	} else {
-		spec := workflow.InlineAgent{MaxTurns: intOr(x.Node.Config["max_turns"], 0)}
-		spec.Provider, _ = x.Node.Config["provider"].(string)
-		spec.Model, _ = x.Node.Config["model"].(string)
-		if s, ok := x.Node.Config["instructions"].(string); ok {
-			if spec.Instructions, err = x.Render(s); err != nil {
-				return workflow.Result{}, fmt.Errorf("config.instructions: %w", err)
-			}
-		}
-		if ts, ok := x.Node.Config["tools"].([]any); ok {
-			for _, t := range ts {
-				if s, ok := t.(string); ok {
-					spec.Tools = append(spec.Tools, s)
-				}
-			}
-		}
-		if t, ok := x.Node.Config["temperature"].(float64); ok {
-			spec.Temperature = &t
-		}
-		a, err = x.Services.Agents.Inline(ctx, x.AgentCall(), spec)
-	}
+	a, err := resolveAgent(ctx, x)
 	if err != nil {
 		return workflow.Result{}, err
 	}
@@ -197,4 +171,37 @@ func (h handoffTool) Call(context.Context, json.RawMessage) (tool.Result, error)
 		return tool.ErrorResult("already handed off to %s; only one handoff is possible", h.choice.get()), nil
 	}
 	return tool.Result{Content: "Handed off to " + h.target + ". Write a short summary of the request for it."}, nil
+}
+
+// resolveAgent returns the node's agent: the named workspace agent, or the
+// inline one its config describes.
+func resolveAgent(ctx context.Context, x *workflow.Exec) (*agent.Agent, error) {
+	var (
+		a   *agent.Agent
+		err error
+	)
+	if name, ok := x.Node.Config["agent"].(string); ok {
+		a, err = x.Services.Agents.Named(ctx, x.AgentCall(), name)
+	} else {
+		spec := workflow.InlineAgent{MaxTurns: intOr(x.Node.Config["max_turns"], 0)}
+		spec.Provider, _ = x.Node.Config["provider"].(string)
+		spec.Model, _ = x.Node.Config["model"].(string)
+		if s, ok := x.Node.Config["instructions"].(string); ok {
+			if spec.Instructions, err = x.Render(s); err != nil {
+				return nil, fmt.Errorf("config.instructions: %w", err)
+			}
+		}
+		if ts, ok := x.Node.Config["tools"].([]any); ok {
+			for _, t := range ts {
+				if s, ok := t.(string); ok {
+					spec.Tools = append(spec.Tools, s)
+				}
+			}
+		}
+		if t, ok := x.Node.Config["temperature"].(float64); ok {
+			spec.Temperature = &t
+		}
+		a, err = x.Services.Agents.Inline(ctx, x.AgentCall(), spec)
+	}
+	return a, err
 }

@@ -1,24 +1,137 @@
 package nodes
 
-import "github.com/agentcraftlab/agentcraft/workflow"
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
 
-// autonomous plans and runs its own steps toward a goal. Its executor comes
-// with the autonomous-agent (Flow planning) issue.
-func autonomous() workflow.Kind {
+	"github.com/agentcraftlab/agentcraft/autonomous"
+	"github.com/agentcraftlab/agentcraft/workflow"
+)
+
+// autonomousKind runs an autonomous ReAct agent toward a goal: its own
+// steps, sub-agents and tools, within a budget (package autonomous). Its
+// model calls, tool calls and answers are journal entries of the node's
+// execution, so a run parked on ask_user or an approval — or killed with
+// its process — runs the node again from the journal on resume, repeating
+// nothing.
+func autonomousKind() workflow.Kind {
 	return workflow.Kind{
 		Type:               "autonomous",
 		Title:              "Autonomous agent",
 		Category:           workflow.CategoryAgents,
-		SideEffects:        true, // through the tools it plans to call
-		Example:            map[string]any{"goal": "Summarise {{input}} in three bullet points"},
-		Doc:                "Plans and runs its own steps toward a goal, within a budget.",
+		SideEffects:        true, // through the tools it decides to call
+		Rules:              []string{"set agent (a workspace agent's name) or model (an inline agent), not both"},
+		Example:            map[string]any{"goal": "Summarise {{input}} in three bullet points", "model": "gpt-4.1-mini"},
+		Doc:                "Works toward a goal by itself (ReAct with sub-agents), within a budget; asks a person when it must.",
+		Execute:            execAutonomous,
 		IsExecutable:       true,
 		RequiresImperative: true,
 		IsAgentLike:        true,
-		Unavailable:        "autonomous agents arrive with the agent planning (Flow) work",
 		Config: []workflow.ConfigKey{
 			{Name: "goal", Type: workflow.TypeTemplate, Required: true, Doc: "what the agent must achieve"},
-			{Name: "max_steps", Type: workflow.TypeInteger, Min: atLeast(1), Default: 20, Doc: "most planned steps"},
+			{Name: "agent", Type: workflow.TypeString, NamesAgent: true, Doc: "workspace agent whose model, instructions and tools the executor uses; or configure one inline with model"},
+			{Name: "provider", Type: workflow.TypeString, Doc: "provider of an inline executor"},
+			{Name: "model", Type: workflow.TypeString, Doc: "model of an inline executor, such as \"gpt-4.1-mini\""},
+			{Name: "instructions", Type: workflow.TypeTemplate, Doc: "system instructions of an inline executor"},
+			{Name: "tools", Type: workflow.TypeArray, Elem: &workflow.ConfigKey{Type: workflow.TypeString, Doc: "tool name"}, Doc: "tools of an inline executor"},
+			{Name: "planner", Type: workflow.TypeString, Doc: "the planner model (provider/model) that reflects, reviews and summarises; default: the executor's model"},
+			{Name: "max_steps", Type: workflow.TypeInteger, Min: atLeast(1), Default: 20, Doc: "most model calls of each agent of the tree"},
+			{Name: "max_tokens", Type: workflow.TypeInteger, Min: atLeast(1), Doc: "token budget of the whole tree; default none"},
+			{Name: "max_time", Type: workflow.TypeDuration, Doc: "wall-time budget, parked time excluded; default none"},
+			{Name: "max_depth", Type: workflow.TypeInteger, Min: atLeast(1), Default: 2, Doc: "deepest sub-agent nesting"},
+			{Name: "max_sub_agents", Type: workflow.TypeInteger, Min: atLeast(1), Default: 8, Doc: "most sub-agents started"},
+			{Name: "auto_approve", Type: workflow.TypeArray, Elem: &workflow.ConfigKey{Type: workflow.TypeString, Doc: "tool name"}, Doc: "medium or high tools that run without a person's decision — until a tool result is flagged as prompt injection"},
+		},
+		Check: func(cfg map[string]any, at string) []workflow.Problem {
+			_, named := cfg["agent"]
+			_, inline := cfg["model"]
+			switch {
+			case named && inline:
+				return []workflow.Problem{{Path: at + ".model", Message: "both agent and model are set", Hint: "use agent for a workspace agent, or model for an inline executor, not both"}}
+			case !named && !inline:
+				return []workflow.Problem{{Path: at + ".agent", Message: "missing agent or model", Hint: "set agent to a workspace agent's name, or model to configure the executor inline"}}
+			}
+			return nil
 		},
 	}
+}
+
+// execAutonomous runs the ReAct executor with the node's execution as its
+// journal. A question or approval parks the run (Wait with the journal
+// entry the answer becomes); the answer is the node's output; every step
+// of the tree is an agent_step event.
+func execAutonomous(ctx context.Context, x *workflow.Exec) (workflow.Result, error) {
+	if x.Services.Agents == nil {
+		return workflow.Result{}, fmt.Errorf("autonomous nodes need an agent resolver, and none is configured")
+	}
+	goalV, err := x.ConfigTemplate("goal", "")
+	if err != nil {
+		return workflow.Result{}, err
+	}
+	goal, err := textOf(goalV)
+	if err != nil {
+		return workflow.Result{}, err
+	}
+	a, err := resolveAgent(ctx, x)
+	if err != nil {
+		return workflow.Result{}, err
+	}
+	cfg := autonomous.Config{Agent: a, Journal: x, Limits: autonomous.Limits{
+		MaxSteps:     intOr(x.Node.Config["max_steps"], 0),
+		MaxTokens:    intOr(x.Node.Config["max_tokens"], 0),
+		MaxDepth:     intOr(x.Node.Config["max_depth"], 0),
+		MaxSubAgents: intOr(x.Node.Config["max_sub_agents"], 0),
+	}, Logger: x.Services.Logger}
+	if s, ok := x.Node.Config["max_time"].(string); ok {
+		if cfg.Limits.MaxTime, err = time.ParseDuration(s); err != nil {
+			return workflow.Result{}, fmt.Errorf("config.max_time: %w", err)
+		}
+	}
+	if ts, ok := x.Node.Config["auto_approve"].([]any); ok {
+		for _, t := range ts {
+			if s, ok := t.(string); ok {
+				cfg.AutoApprove = append(cfg.AutoApprove, s)
+			}
+		}
+	}
+	if ref, ok := x.Node.Config["planner"].(string); ok && ref != "" {
+		spec := workflow.InlineAgent{Model: ref}
+		if p, m, found := strings.Cut(ref, "/"); found {
+			spec.Provider, spec.Model = p, m
+		}
+		pa, err := x.Services.Agents.Inline(ctx, x.AgentCall(), spec)
+		if err != nil {
+			return workflow.Result{}, fmt.Errorf("config.planner: %w", err)
+		}
+		cfg.Planner = autonomous.Model{Model: pa.Model, ID: pa.ModelID}
+	}
+	if x.Emitting() {
+		cfg.Emit = func(ev autonomous.Event) {
+			x.Emit(workflow.Event{Type: workflow.EventAgentStep, Text: ev.Text, Data: ev})
+		}
+	}
+	e, err := autonomous.New(cfg)
+	if err != nil {
+		return workflow.Result{}, err
+	}
+	out, err := e.Run(ctx, goal)
+	if err != nil {
+		return workflow.Result{}, err
+	}
+	if x.Emitting() {
+		x.Emit(workflow.Event{Type: workflow.EventUsage, Usage: &out.Usage})
+		if len(out.Trace) > 0 {
+			x.Emit(workflow.Event{Type: workflow.EventAgentStep, Data: map[string]any{"type": "trace", "trace": out.Trace, "goal": goal}})
+		}
+	}
+	if q := out.Wait; q != nil {
+		w := &workflow.Wait{Prompt: q.Prompt, Journal: q.Entry, From: q.Agent}
+		if q.Kind == "approval" {
+			w.FormSchema = autonomous.ApprovalForm
+		}
+		return workflow.Result{Wait: w}, nil
+	}
+	return workflow.Result{Output: out.Answer}, nil
 }

@@ -39,7 +39,7 @@ var builtins = []func() workflow.Kind{
 	outputCheck,
 	ragKind,
 	a2aAgent,
-	autonomous,
+	autonomousKind,
 	toolKind,
 	approval,
 }

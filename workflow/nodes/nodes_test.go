@@ -20,7 +20,7 @@ func TestBuiltinFlags(t *testing.T) {
 	want := map[string]flags{
 		"agent":        {Executable: true, AgentLike: true, Available: true},
 		"a2a-agent":    {Executable: true, Imperative: true, AgentLike: true, Available: true},
-		"autonomous":   {Executable: true, Imperative: true, AgentLike: true},
+		"autonomous":   {Executable: true, Imperative: true, AgentLike: true, Available: true},
 		"condition":    {Executable: true, Imperative: true, Available: true},
 		"loop":         {Executable: true, Imperative: true, Available: true},
 		"router":       {Executable: true, Imperative: true, Available: true},
