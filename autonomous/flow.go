@@ -354,3 +354,22 @@ func agentStep(id string, s TraceStep) FlowNode {
 	}
 	return FlowNode{ID: id, Kind: "agent", Config: cfg}
 }
+
+// PlanOfDefinition is the FlowPlan a workflow made from a plan holds: its
+// steps and edges without start and end, its description as the goal.
+func PlanOfDefinition(def *workflow.Definition) FlowPlan {
+	p := FlowPlan{Goal: def.Description}
+	for _, n := range def.Nodes {
+		if n.Type == "start" || n.Type == "end" {
+			continue
+		}
+		p.Nodes = append(p.Nodes, FlowNode{ID: n.ID, Kind: n.Type, Config: n.Config})
+	}
+	for _, e := range def.Edges {
+		if e.Source == "start" || e.Target == "end" {
+			continue
+		}
+		p.Edges = append(p.Edges, FlowEdge{From: e.Source, To: e.Target, When: e.SourceHandle})
+	}
+	return p
+}

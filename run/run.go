@@ -97,6 +97,7 @@ const (
 	SurfaceWorkflow Surface = "workflow" // an agent or router node of a workflow run
 	SurfaceAGUI     Surface = "agui"     // POST /agui/{agent}
 	SurfaceTask     Surface = "task"     // the task service reading a request's intent (LINE, POST /api/tasks)
+	SurfacePlanner  Surface = "planner"  // the planner model writing a FlowPlan (POST /api/planner/stream)
 )
 
 // Caller is who runs an agent, and through what.

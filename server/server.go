@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/autonomous"
+
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/kb"
@@ -53,6 +55,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Runs executes workflows; nil leaves the workflow API answering 503.
 	Runs *controlplane.Service
+	// Plans is the execution memory of Flow plans: the planner gets the
+	// closest remembered plan as a reference, and a crystallized run's
+	// plan is remembered. Nil: plans are neither recalled nor kept.
+	Plans *autonomous.Memory
 	// Tasks is the task control plane (requests, approvals,
 	// compensation); nil leaves the task API answering 503.
 	Tasks *task.Service
@@ -174,6 +180,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	s.registerKnowledge()
 	s.registerManagement()
 	s.registerWorkflows()
+	s.registerPlanner()
 	s.registerSafety()
 	s.registerAudit()
 	s.registerTasks()
