@@ -48,8 +48,8 @@ func TestNodeKinds(t *testing.T) {
 	}
 
 	auto := byKind["autonomous"]
-	if auto.Flags["available"] != false || auto.Unavailable == "" {
-		t.Errorf("autonomous: available %v, unavailable %q; want false with the reason", auto.Flags["available"], auto.Unavailable)
+	if auto.Flags["available"] != true || auto.Unavailable != "" {
+		t.Errorf("autonomous: available %v, unavailable %q; want available since its executor landed", auto.Flags["available"], auto.Unavailable)
 	}
 	if h := byKind["human"]; h.Flags["human_in_the_loop"] != true || h.Category != "human" || h.Title != "Human input" {
 		t.Errorf("human = %+v", h)
