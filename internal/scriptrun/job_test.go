@@ -76,11 +76,14 @@ func TestJobCarriesErrors(t *testing.T) {
 	if _, err := testJob.Run(ctx, "script", gjson, testLimits{}, b); !errors.As(err, &se) || se.Message != "line 1: boom" || err.Error() != "script: line 1: boom" {
 		t.Errorf("script error: %v, want *Error with line 1: boom", err)
 	}
-	for source, want := range map[string]error{"timeout": ErrTimeout, "memory": ErrMemory, "large": ErrTooLarge, "hang": ErrTimeout} {
-		_, err := testJob.Run(ctx, source, gjson, testLimits{}, Bounds{Timeout: 200 * time.Millisecond, MaxMemory: 32 << 20})
-		if !errors.Is(err, want) {
-			t.Errorf("%s: err = %v, want %v", source, err, want)
+	for source, want := range map[string]error{"timeout": ErrTimeout, "memory": ErrMemory, "large": ErrTooLarge} {
+		if _, err := testJob.Run(ctx, source, gjson, testLimits{}, b); !errors.Is(err, want) || strings.Contains(err.Error(), "script ran longer") {
+			t.Errorf("%s: err = %v, want the child's error wrapping %v", source, err, want)
 		}
+	}
+	// The child's own deadline is a time-out too.
+	if _, err := testJob.Run(ctx, "hang", gjson, testLimits{}, Bounds{Timeout: 200 * time.Millisecond, MaxMemory: 32 << 20}); !errors.Is(err, ErrTimeout) {
+		t.Errorf("hang: err = %v, want ErrTimeout", err)
 	}
 	if _, err := testJob.Run(ctx, "other", gjson, testLimits{}, b); err == nil || !strings.Contains(err.Error(), "unknown source other") {
 		t.Errorf("other error: %v", err)
