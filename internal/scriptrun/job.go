@@ -1,6 +1,7 @@
 package scriptrun
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,15 +43,26 @@ func NewJob[L any](kind string, local Local[L]) Job[L] {
 			return nil, fmt.Errorf("decode script job: %w", err)
 		}
 		text, err := local(ctx, req.Script, req.Globals, req.Limits)
-		resp := response{Result: text}
+		var resp response
 		if err != nil {
 			resp = response{Error: err.Error(), ErrKind: errorKind(err)}
 			var se *Error
 			if errors.As(err, &se) {
 				resp.Error = se.Message
 			}
+		} else if text != "" {
+			resp.Result = json.RawMessage(text)
 		}
-		return json.Marshal(resp)
+		// Unescaped: the result's text crosses as it is, so what fits
+		// the engine's MaxOutputBytes fits the child's output cap (a
+		// string would escape every quote of it, HTML escaping every <).
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(resp); err != nil {
+			return nil, fmt.Errorf("encode script job result: %w", err)
+		}
+		return buf.Bytes(), nil
 	})}
 }
 
@@ -77,12 +89,12 @@ type request[L any] struct {
 	Limits  L               `json:"limits"`
 }
 
-// response is what the child sends back, as JSON: the result's JSON text
-// ("" for no value) or an error.
+// response is what the child sends back, as JSON: the result's JSON
+// (absent for no value) or an error.
 type response struct {
-	Result  string `json:"result,omitempty"`
-	Error   string `json:"error,omitempty"`
-	ErrKind string `json:"err_kind,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	ErrKind string          `json:"err_kind,omitempty"`
 }
 
 // Error kinds in response.ErrKind; they rebuild the error types on the
@@ -134,7 +146,7 @@ func (j Job[L]) Run(ctx context.Context, source string, globals []byte, lim L, b
 	if resp.ErrKind != "" {
 		return nil, rebuildError(resp.ErrKind, resp.Error)
 	}
-	return DecodeResult(resp.Result)
+	return DecodeResult(string(resp.Result))
 }
 
 func errorKind(err error) string {

@@ -26,6 +26,9 @@ var testJob = NewJob("scriptrun-test", func(ctx context.Context, source string, 
 		return string(globals), nil
 	case "none":
 		return "", nil
+	case "quotes":
+		// 150 KiB of JSON that a JSON string would take 300 KiB to hold.
+		return `"` + strings.Repeat(`\"<`, 50<<10) + `"`, nil
 	case "limits":
 		return fmt.Sprintf("%q", l.Fail), nil
 	case "script":
@@ -70,6 +73,12 @@ func TestJobCarriesErrors(t *testing.T) {
 	}
 	if got, err := testJob.Run(ctx, "limits", gjson, testLimits{Fail: "x"}, b); got != "x" || err != nil {
 		t.Errorf("limits in the child: %v, %v; want x", got, err)
+	}
+	// A result inside its limit crosses whatever it holds: escaping it
+	// on the way would double it past the child's output cap.
+	got, err = testJob.Run(ctx, "quotes", gjson, testLimits{}, Bounds{Timeout: 2 * time.Second, MaxMemory: 32 << 20, MaxOutputBytes: 160 << 10})
+	if s, _ := got.(string); err != nil || s != strings.Repeat(`"<`, 50<<10) {
+		t.Errorf("a result of quotes: %d characters, %v; want %d", len(s), err, 100<<10)
 	}
 
 	var se *Error
