@@ -33,6 +33,8 @@ require (
 
 require github.com/line/line-bot-sdk-go/v8 v8.14.0
 
+require go.starlark.net v0.0.0-20260908191801-89a6a09411d5
+
 require (
 	github.com/emersion/go-webdav v0.6.0
 	github.com/teambition/rrule-go v1.8.2 // indirect

@@ -439,7 +439,7 @@ func TestTools(t *testing.T) {
 	c.json("GET", "/api/tools", "", http.StatusOK, &tools)
 	// Without a file sandbox or an outbound HTTP client configured, the
 	// tools that need them are absent.
-	want := map[string]string{"calculator": "low", "current_time": "low", "json_query": "low", "ocr_image": "medium", "run_javascript": "medium"}
+	want := map[string]string{"calculator": "low", "current_time": "low", "json_query": "low", "ocr_image": "medium", "run_javascript": "medium", "run_starlark": "medium"}
 	var names []string
 	for _, tl := range tools.Data {
 		names = append(names, tl.Name)
@@ -447,7 +447,7 @@ func TestTools(t *testing.T) {
 			t.Errorf("tool %+v: want capability %q, source builtin, a description and an object schema", tl, want[tl.Name])
 		}
 	}
-	if diff := cmp.Diff([]string{"calculator", "current_time", "json_query", "ocr_image", "run_javascript"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"calculator", "current_time", "json_query", "ocr_image", "run_javascript", "run_starlark"}, names); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 }

@@ -112,7 +112,7 @@ func fuzzTools(t testing.TB) []Tool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := []Tool{Calculator{}, CurrentTime{}, JSONQuery{}, RunJavaScript{Timeout: time.Second}, OCRImage{Files: files, LookPath: func(string) (string, error) { return "", errNoTesseract }}, h}
+	tools := []Tool{Calculator{}, CurrentTime{}, JSONQuery{}, RunJavaScript{Timeout: time.Second}, RunStarlark{Timeout: time.Second}, OCRImage{Files: files, LookPath: func(string) (string, error) { return "", errNoTesseract }}, h}
 	return append(tools, files.Tools()...)
 }
 
@@ -127,7 +127,7 @@ func FuzzToolArgs(f *testing.F) {
 	seeds := []string{
 		``, `null`, `{}`, `[]`, `"x"`, `{`, `{"expression":"1+2"}`, `{"timezone":"Asia/Tokyo"}`,
 		`{"json":{"a":[1,2]},"query":".a[]"}`, `{"json":"{\"a\":1}","query":".a"}`, `{"json":1,"query":"["}`,
-		`{"code":"1+1"}`, `{"code":"input.x","input":{"x":2}}`, `{"path":"a.txt"}`, `{"path":"../etc/passwd"}`,
+		`{"code":"1+1"}`, `{"code":"input.x","input":{"x":2}}`, `{"code":"result = input['x']","input":{"x":2}}`, `{"path":"a.txt"}`, `{"path":"../etc/passwd"}`,
 		`{"path":"a.txt","offset":3,"max_bytes":1}`, `{"path":"/"}`, `{"recursive":true}`,
 		`{"url":"http://example.com","method":"POST","headers":{"A":"b"},"body":"{}"}`, `{"url":"ftp://x"}`,
 		`{"image_base64":"aGVsbG8="}`, "```json\n{\"expression\": \"2*3\",}\n```", `{"path": 1e400}`,

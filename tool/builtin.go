@@ -30,9 +30,10 @@ type BuiltinOptions struct {
 }
 
 // RegisterBuiltinsWith registers the built-in catalog: calculator,
-// current_time, json_query, run_javascript and ocr_image always (ocr_image
-// says plainly when tesseract is not installed); file_read and file_list
-// when opts.FilesDir is set; http_request when opts.HTTPClient is set.
+// current_time, json_query, run_javascript, run_starlark and ocr_image
+// always (ocr_image says plainly when tesseract is not installed);
+// file_read and file_list when opts.FilesDir is set; http_request when
+// opts.HTTPClient is set.
 // opts nil means the zero BuiltinOptions. It fails if a name is taken or
 // the configuration is unusable (a FilesDir that is not a directory).
 func RegisterBuiltinsWith(r *Registry, opts *BuiltinOptions) error {
@@ -40,7 +41,7 @@ func RegisterBuiltinsWith(r *Registry, opts *BuiltinOptions) error {
 	if opts != nil {
 		o = *opts
 	}
-	tools := []Tool{Calculator{}, CurrentTime{}, JSONQuery{}, RunJavaScript{}}
+	tools := []Tool{Calculator{}, CurrentTime{}, JSONQuery{}, RunJavaScript{}, RunStarlark{}}
 	ocr := OCRImage{}
 	if o.FilesDir != "" {
 		files, err := NewFileTools(o.FilesDir, o.Files)

@@ -14,7 +14,7 @@ func TestRegisterBuiltinsWith(t *testing.T) {
 	if err := RegisterBuiltinsWith(&bare, nil); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"calculator", "current_time", "json_query", "ocr_image", "run_javascript"}, bare.Names()); diff != "" {
+	if diff := cmp.Diff([]string{"calculator", "current_time", "json_query", "ocr_image", "run_javascript", "run_starlark"}, bare.Names()); diff != "" {
 		t.Errorf("built-ins without configuration (-want +got):\n%s", diff)
 	}
 
@@ -24,7 +24,7 @@ func TestRegisterBuiltinsWith(t *testing.T) {
 	}
 	wantCaps := map[string]Capability{
 		"calculator": CapabilityLow, "current_time": CapabilityLow, "json_query": CapabilityLow,
-		"run_javascript": CapabilityMedium, "file_read": CapabilityMedium, "file_list": CapabilityMedium,
+		"run_javascript": CapabilityMedium, "run_starlark": CapabilityMedium, "file_read": CapabilityMedium, "file_list": CapabilityMedium,
 		"ocr_image": CapabilityMedium, "http_request": CapabilityHigh,
 	}
 	got := map[string]Capability{}
@@ -62,6 +62,7 @@ func BenchmarkDispatch(b *testing.B) {
 		{"current_time", `{"timezone":"Asia/Tokyo"}`},
 		{"json_query", `{"json":{"items":[{"name":"a","price":12},{"name":"b","price":3}]},"query":".items[] | select(.price > 10) | .name"}`},
 		{"run_javascript", `{"code":"input.map(x => x * 2).reduce((a, b) => a + b, 0)","input":[1,2,3]}`},
+		{"run_starlark", `{"code":"result = 0\nfor x in input:\n    result += x * 2","input":[1,2,3]}`},
 		{"file_list", `{}`},
 	}
 	ctx := context.Background()

@@ -3,8 +3,6 @@ package tool
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"strings"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/internal/jsrun"
@@ -66,36 +64,11 @@ func (RunJavaScript) Capability() Capability { return CapabilityMedium }
 // Call implements Tool. Script errors, time-outs and the memory cap are
 // error Results; the caller's cancellation is returned as a Go error.
 func (j RunJavaScript) Call(ctx context.Context, args json.RawMessage) (Result, error) {
-	var in struct {
-		Code  string          `json:"code"`
-		Input json.RawMessage `json:"input"`
-	}
-	if res, ok := runJavaScriptArgs.parse(args, &in); !ok {
-		return res, nil
-	}
-	var input any
-	if len(in.Input) > 0 {
-		if err := json.Unmarshal(in.Input, &input); err != nil {
-			return ErrorResult(`"input" is not valid JSON: %v`, err), nil
-		}
-	}
-	maxOut := orDefault(j.MaxOutputBytes, DefaultJavaScriptMaxOutput)
-	out, err := jsrun.Run(ctx, in.Code, map[string]any{"input": input}, &jsrun.Limits{
-		Timeout:        orDefault(j.Timeout, DefaultJavaScriptTimeout),
-		MaxMemory:      orDefault(j.MaxMemory, DefaultJavaScriptMaxMemory),
-		MaxOutputBytes: maxOut,
+	return callScript(ctx, args, runJavaScriptArgs, func(ctx context.Context, code string, globals map[string]any) (any, error) {
+		return jsrun.Run(ctx, code, globals, &jsrun.Limits{
+			Timeout:        orDefault(j.Timeout, DefaultJavaScriptTimeout),
+			MaxMemory:      orDefault(j.MaxMemory, DefaultJavaScriptMaxMemory),
+			MaxOutputBytes: orDefault(j.MaxOutputBytes, DefaultJavaScriptMaxOutput),
+		})
 	})
-	if err != nil {
-		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, jsrun.ErrTimeout) && !errors.Is(err, jsrun.ErrMemory) {
-			return Result{}, cerr
-		}
-		return ErrorResult("%v", err), nil
-	}
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // the model reads "<b>", not "\u003cb\u003e"
-	if err := enc.Encode(out); err != nil {
-		return Result{}, err // cannot happen: out was decoded from JSON
-	}
-	return Result{Content: strings.TrimSuffix(b.String(), "\n")}, nil
 }

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentcraftlab/agentcraft/internal/jsrun"
 	"github.com/itchyny/gojq"
+
+	"github.com/agentcraftlab/agentcraft/internal/scriptrun"
 )
 
 // Defaults of JSONQuery.
@@ -104,7 +105,7 @@ func (q JSONQuery) Call(ctx context.Context, args json.RawMessage) (Result, erro
 	defer cancel()
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	unwatch := jsrun.WatchHeap(uint64(orDefault(q.MaxMemory, DefaultJSONQueryMaxMemory)), 5*time.Millisecond, stop)
+	unwatch := scriptrun.WatchHeap(uint64(orDefault(q.MaxMemory, DefaultJSONQueryMaxMemory)), 5*time.Millisecond, stop)
 	defer unwatch()
 
 	var out strings.Builder
@@ -151,7 +152,7 @@ func (JSONQuery) stopped(ctx context.Context, cause error, timeout time.Duration
 	switch {
 	case errors.Is(cause, errJQTimeout):
 		return ErrorResult("the jq program ran longer than %v: simplify it or query a smaller part of the document", timeout), nil
-	case errors.Is(cause, jsrun.ErrMemory):
+	case errors.Is(cause, scriptrun.ErrMemory):
 		return ErrorResult("the jq program used too much memory (%v): avoid building large arrays, e.g. [range(1e9)]", cause), nil
 	}
 	if err := ctx.Err(); err != nil {

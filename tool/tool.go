@@ -1,8 +1,9 @@
 // Package tool defines what an agent can call besides the model: the Tool
 // interface, the Registry that names tools for agents and workflows, and the
 // built-in tools: calculator, current_time, json_query (jq), run_javascript
-// (goja sandbox), ocr_image (tesseract), file_read and file_list (inside a
-// sandbox directory) and http_request (through the egress-policy client).
+// (goja sandbox), run_starlark (Starlark sandbox), ocr_image (tesseract),
+// file_read and file_list (inside a sandbox directory) and http_request
+// (through the egress-policy client).
 // OpenAPITools turns the operations of an OpenAPI 3 document into tools
 // that call through the same HTTP core (internal/httpcall) as http_request
 // and the http-request workflow node.

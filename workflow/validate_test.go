@@ -420,14 +420,16 @@ nodes:
   - {id: x, type: code, config: {mode: regex_extract, pattern: "(unclosed"}}
   - {id: y, type: code, config: {mode: javascript}}
   - {id: z, type: code, config: {mode: shell}}
+  - {id: s, type: code, config: {mode: starlark}}
   - {id: end, type: end}
 edges:
   - {id: e1, source: start, target: x}
   - {id: e2, source: x, target: y}
   - {id: e3, source: y, target: z}
-  - {id: e4, source: z, target: end}
+  - {id: e4, source: z, target: s}
+  - {id: e5, source: s, target: end}
 `,
-			want: []string{"nodes[1].config.pattern", "nodes[2].config.script", "nodes[3].config.mode"},
+			want: []string{"nodes[1].config.pattern", "nodes[2].config.script", "nodes[3].config.mode", "nodes[4].config.script"},
 		},
 		{
 			name: "kinds without an executor yet",

@@ -227,10 +227,18 @@ func TestHostileInputs(t *testing.T) {
 	// Code nodes whose one built-in call, in process, ran past their 5 s
 	// limit: the fill took 12.6 s and 3.3 GB, the join (as the
 	// run_javascript tool) grew the server to 10 GB until it was killed.
+	// Starlark's one-call bombs: a 512 MiB string, a list of 268 million
+	// ints.
 	const nodeTimeout = 5 * time.Second
-	for i, script := range []string{"new Array(40000000).fill(0)", "new Array(4294967295).join('x')"} {
+	for i, c := range []struct{ mode, script string }{
+		{"javascript", "new Array(40000000).fill(0)"},
+		{"javascript", "new Array(4294967295).join('x')"},
+		{"starlark", "x = 'a' * (1 << 29)"},
+		{"starlark", "x = list(range(1 << 28))"},
+	} {
+		script := c.script
 		def := `{"name":"hostile-` + strconv.Itoa(i) + `","nodes":[{"id":"start","type":"start"},` +
-			`{"id":"js","type":"code","config":{"mode":"javascript","timeout":"5s","script":"` + script + `"}},` +
+			`{"id":"js","type":"code","config":{"mode":"` + c.mode + `","timeout":"5s","script":"` + script + `"}},` +
 			`{"id":"end","type":"end"}],"edges":[{"id":"e1","source":"start","target":"js"},{"id":"e2","source":"js","target":"end"}]}`
 		var wf struct{ ID string }
 		if code := s.call("POST", "/api/workflows", "application/json", strings.NewReader(def), &wf); code != http.StatusCreated {

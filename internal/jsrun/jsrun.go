@@ -8,6 +8,9 @@
 // It is the sandbox below both the workflow code node (workflow/transform)
 // and the run_javascript tool (package tool), which cannot import each
 // other: transform uses tool's calculator, so tool cannot import transform.
+// What does not depend on JavaScript (the sentinel errors, ScriptError, the
+// sandbox job, the heap watch) is internal/scriptrun's, shared with the
+// Starlark engine (internal/starlarkrun).
 //
 //	v, err := jsrun.Run(ctx, "input.items.length", map[string]any{"input": in}, nil)
 //	if errors.Is(err, jsrun.ErrTimeout) { ... }
@@ -15,12 +18,13 @@ package jsrun
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/agentcraftlab/agentcraft/internal/scriptrun"
 )
 
 // Defaults of Limits.
@@ -32,14 +36,15 @@ const (
 	DefaultMaxMemory        = 256 << 20
 )
 
-// Sentinel errors; test for them with errors.Is.
+// Sentinel errors; test for them with errors.Is. They are
+// internal/scriptrun's, shared with the Starlark engine.
 var (
 	// ErrTimeout: a script ran past its time limit.
-	ErrTimeout = errors.New("script time limit exceeded")
+	ErrTimeout = scriptrun.ErrTimeout
 	// ErrMemory: a run grew the heap past its memory cap.
-	ErrMemory = errors.New("script memory cap exceeded")
+	ErrMemory = scriptrun.ErrMemory
 	// ErrTooLarge: the globals or the result exceed their size limit.
-	ErrTooLarge = errors.New("too large")
+	ErrTooLarge = scriptrun.ErrTooLarge
 )
 
 // Limits bound one run. The zero value means the defaults.
@@ -72,12 +77,9 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 
 // ScriptError is an exception a script threw (or raised by a failing
 // built-in, or a syntax error), with the JavaScript message such as
-// "TypeError: x is not a function".
-type ScriptError struct {
-	Message string
-}
-
-func (e *ScriptError) Error() string { return "script: " + e.Message }
+// "TypeError: x is not a function". It is scriptrun.Error, the type of
+// every engine's script faults.
+type ScriptError = scriptrun.Error
 
 // Run runs script and returns its last value as JSON data.
 //
@@ -108,7 +110,8 @@ func (e *ScriptError) Error() string { return "script: " + e.Message }
 //     kills the child startGrace after the timeout when one built-in call
 //     did not return, and at once when ctx ends.
 //   - Memory: inside the child the heap is sampled every 5 ms and the
-//     script interrupted once it grew by more than the cap (WatchHeap);
+//     script interrupted once it grew by more than the cap
+//     (scriptrun.WatchHeap);
 //     one call that allocates a huge value at once hits the child's
 //     address-space or resident-memory limit (the cap plus the input
 //     plus sandbox.AddressSlack) and the child dies with ErrMemory.
@@ -118,9 +121,6 @@ func (e *ScriptError) Error() string { return "script: " + e.Message }
 func Run(ctx context.Context, script string, globals map[string]any, lim *Limits) (any, error) {
 	l, gjson, err := prepare(globals, lim)
 	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return runSandboxed(ctx, script, gjson, l)
@@ -138,19 +138,9 @@ func prepare(globals map[string]any, lim *Limits) (Limits, []byte, error) {
 	l.MaxCallStackSize = orDefault(l.MaxCallStackSize, DefaultMaxCallStackSize)
 	l.MaxMemory = orDefault(l.MaxMemory, DefaultMaxMemory)
 
-	if globals == nil {
-		globals = map[string]any{}
-	}
-	gjson, err := json.Marshal(globals)
+	gjson, err := scriptrun.EncodeGlobals(globals, l.MaxInputBytes, l.InputName)
 	if err != nil {
-		return l, nil, fmt.Errorf("input is not JSON data: %w", err)
-	}
-	if len(gjson) > l.MaxInputBytes {
-		subject := "the script's input is"
-		if l.InputName != "" {
-			subject = l.InputName + " are"
-		}
-		return l, nil, fmt.Errorf("%s %d bytes of JSON, more than the limit of %d: %w", subject, len(gjson), l.MaxInputBytes, ErrTooLarge)
+		return l, nil, err
 	}
 	return l, gjson, nil
 }
@@ -168,7 +158,7 @@ func runLocal(ctx context.Context, script string, gjson []byte, l Limits) (strin
 	defer timer.Stop()
 	stop := context.AfterFunc(ctx, func() { vm.Interrupt(ctx.Err()) })
 	defer stop()
-	unwatch := WatchHeap(uint64(l.MaxMemory), 5*time.Millisecond, func(err error) { vm.Interrupt(err) })
+	unwatch := scriptrun.WatchHeap(uint64(l.MaxMemory), 5*time.Millisecond, func(err error) { vm.Interrupt(err) })
 	defer unwatch()
 
 	jsonObj := vm.Get("JSON").ToObject(vm)
@@ -207,18 +197,6 @@ func runLocal(ctx context.Context, script string, gjson []byte, l Limits) (strin
 		return "", fmt.Errorf("script result is %d bytes of JSON, more than the limit of %d: %w", len(text), l.MaxOutputBytes, ErrTooLarge)
 	}
 	return text, nil
-}
-
-// decodeResult turns runLocal's JSON text into Go data.
-func decodeResult(text string) (any, error) {
-	if text == "" {
-		return nil, nil // undefined
-	}
-	var out any
-	if err := json.Unmarshal([]byte(text), &out); err != nil {
-		return nil, fmt.Errorf("decode script result: %w", err)
-	}
-	return out, nil
 }
 
 func scriptError(err error, timeout time.Duration) error {

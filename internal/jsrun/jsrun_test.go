@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentcraftlab/agentcraft/internal/scriptrun"
 )
 
 func TestRun(t *testing.T) {
@@ -134,7 +136,7 @@ func BenchmarkRun(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := decodeResult(text); err != nil {
+			if _, err := scriptrun.DecodeResult(text); err != nil {
 				b.Fatal(err)
 			}
 		}

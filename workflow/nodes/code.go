@@ -21,11 +21,13 @@ var codeModes = map[string]string{
 	"text":          "operation",
 	"arithmetic":    "expression",
 	"javascript":    "script",
+	"starlark":      "script",
 }
 
-var codeModeNames = []string{"template", "json_path", "regex_extract", "regex_replace", "split", "join", "json_parse", "json_format", "text", "arithmetic", "javascript"}
+var codeModeNames = []string{"template", "json_path", "regex_extract", "regex_replace", "split", "join", "json_parse", "json_format", "text", "arithmetic", "javascript", "starlark"}
 
-// code transforms data deterministically, or with JavaScript in a sandbox.
+// code transforms data deterministically, or with a script (JavaScript or
+// Starlark) in a sandbox.
 func code() workflow.Kind {
 	return workflow.Kind{
 		Type:               "code",
@@ -33,7 +35,7 @@ func code() workflow.Kind {
 		Category:           workflow.CategoryData,
 		Rules:              codeRules(),
 		Example:            map[string]any{"mode": "text", "operation": "trim"},
-		Doc:                "Transforms data: nine deterministic modes, or JavaScript in a sandbox.",
+		Doc:                "Transforms data: nine deterministic modes, or JavaScript or Starlark (Python) in a sandbox.",
 		Execute:            execCode,
 		IsExecutable:       true,
 		RequiresImperative: true,
@@ -47,8 +49,8 @@ func code() workflow.Kind {
 			{Name: "separator", Type: workflow.TypeString, Doc: "separator (split and join modes)"},
 			{Name: "operation", Type: workflow.TypeString, Enum: []string{"trim", "upper", "lower", "title"}, Doc: "text operation (text mode)"},
 			{Name: "expression", Type: workflow.TypeString, Doc: "arithmetic such as input * 1.1 (arithmetic mode)"},
-			{Name: "script", Type: workflow.TypeString, Doc: "JavaScript whose last value is the output (javascript mode)"},
-			{Name: "timeout", Type: workflow.TypeDuration, Default: "5s", Doc: "time limit of a script (javascript mode)"},
+			{Name: "script", Type: workflow.TypeString, Doc: "JavaScript whose last value is the output (javascript mode), or Starlark that assigns the output to result (starlark mode)"},
+			{Name: "timeout", Type: workflow.TypeDuration, Default: "5s", Doc: "time limit of a script (javascript and starlark modes)"},
 		},
 		Check: func(cfg map[string]any, at string) []workflow.Problem {
 			mode := cfg["mode"].(string)

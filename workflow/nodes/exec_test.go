@@ -155,6 +155,25 @@ func TestNodeKinds(t *testing.T) {
 			status: workflow.StatusSucceeded, output: "ABC!",
 		},
 		{
+			name: "code_starlark",
+			src: `{"name":"w","nodes":[{"id":"start","type":"start"},{"id":"c","type":"code","config":{"mode":"starlark","script":"result = input.upper() + vars['suffix']"}},{"id":"end","type":"end"}],
+			"edges":[{"id":"e1","source":"start","target":"c"},{"id":"e2","source":"c","target":"end"}]}`,
+			input:  "abc",
+			status: workflow.StatusSucceeded, output: "ABC!",
+		},
+		{
+			// A Starlark node between two others: it reads an earlier
+			// node's output, and the next node reads its structured result.
+			name: "code_starlark_between_nodes",
+			src: `{"name":"w","nodes":[{"id":"start","type":"start"},
+			{"id":"split","type":"code","config":{"mode":"split","separator":","}},
+			{"id":"count","type":"code","config":{"mode":"starlark","timeout":"2s","script":"words = [w.strip() for w in nodes['split']['output'] if w.strip()]\nresult = {'n': len(words), 'longest': sorted(words, key = len)[-1], 'tag': vars['suffix']}"}},
+			{"id":"say","type":"code","config":{"mode":"template","template":"{{input.n}} words, longest {{input.longest}}{{input.tag}}"}},{"id":"end","type":"end"}],
+			"edges":[{"id":"e1","source":"start","target":"split"},{"id":"e2","source":"split","target":"count"},{"id":"e3","source":"count","target":"say"},{"id":"e4","source":"say","target":"end"}]}`,
+			input:  "tea, coffee, ,milk",
+			status: workflow.StatusSucceeded, output: "3 words, longest coffee!", ran: []string{"split", "count", "say"},
+		},
+		{
 			name: "iteration_json_concurrent",
 			src: `{"name":"w","nodes":[{"id":"start","type":"start"},{"id":"it","type":"iteration","config":{"items":"{{input}}","concurrency":3}},
 			{"id":"each","type":"code","config":{"mode":"template","template":"<{{vars.index}}:{{input}}>"}},{"id":"end","type":"end"}],

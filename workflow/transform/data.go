@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/agentcraftlab/agentcraft/internal/jsrun"
+	"github.com/agentcraftlab/agentcraft/internal/scriptrun"
 )
 
 // Data is what a template, an arithmetic expression or a script can read.
@@ -24,12 +24,13 @@ type Data struct {
 // Sentinel errors; test for them with errors.Is.
 var (
 	// ErrTooLarge: an input or output exceeds its size limit. It is
-	// jsrun's, so javascript mode's size errors match it too.
-	ErrTooLarge = jsrun.ErrTooLarge
+	// the script engines' (scriptrun's), so the script modes' size
+	// errors match it too.
+	ErrTooLarge = scriptrun.ErrTooLarge
 	// ErrNoMatch: regex_extract found no match.
 	ErrNoMatch = errors.New("no match")
 	// ErrTimeout: a script ran past its time limit.
-	ErrTimeout = jsrun.ErrTimeout
+	ErrTimeout = scriptrun.ErrTimeout
 	// ErrReference: a template, expression or script refers to a
 	// variable, node output or field that does not exist.
 	ErrReference = errors.New("unknown reference")

@@ -18,8 +18,14 @@ func ExampleRunner_Run() {
 		map[string]any{"mode": "javascript", "script": "input.split(' ').length + vars.extra"},
 		transform.Data{Input: "a b c", Vars: map[string]any{"extra": 1}})
 	fmt.Println(out, err)
+
+	out, err = r.Run(context.Background(),
+		map[string]any{"mode": "starlark", "script": "result = len(input.split(' ')) + vars['extra']"},
+		transform.Data{Input: "a b c", Vars: map[string]any{"extra": 1}})
+	fmt.Println(out, err)
 	// Output:
 	// 42 <nil>
+	// 4 <nil>
 	// 4 <nil>
 }
 

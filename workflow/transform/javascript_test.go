@@ -106,8 +106,9 @@ func TestConcurrentRuns(t *testing.T) {
 		cfg("mode", "text", "operation", "title"),
 		cfg("mode", "arithmetic", "expression", "vars.price * 2"),
 		cfg("mode", "template", "template", "{{nodes.plan.output.items[0].title}}"),
+		cfg("mode", "starlark", "script", "result = vars['name'] + str(len(input))"),
 	}
-	want := []any{"Ada16", "  Hello, World  ", 25.0, "First"}
+	want := []any{"Ada16", "  Hello, World  ", 25.0, "First", "Ada16"}
 	var wg sync.WaitGroup
 	errs := make(chan error, 32)
 	for g := range 8 {

@@ -30,8 +30,9 @@ const (
 // Options configure a Runner. The zero value means defaults.
 type Options struct {
 	// MaxInputBytes bounds the value a mode transforms (its text, or its
-	// JSON for structured values) and, in javascript mode, the JSON of
-	// everything handed to the script. Default DefaultMaxInputBytes.
+	// JSON for structured values) and, in the script modes (javascript,
+	// starlark), the JSON of everything handed to the script. Default
+	// DefaultMaxInputBytes.
 	MaxInputBytes int
 	// MaxOutputBytes bounds the output (its text, or its JSON).
 	// Default DefaultMaxOutputBytes.
@@ -44,6 +45,10 @@ type Options struct {
 	// MaxScriptMemory caps how much a script may grow the heap, in
 	// bytes. Default DefaultMaxScriptMemory.
 	MaxScriptMemory int64
+	// MaxScriptSteps bounds a Starlark script's interpreter steps.
+	// Default: starlarkrun.DefaultStepsPerSecond for each second of the
+	// script's timeout.
+	MaxScriptSteps int64
 }
 
 // Runner runs code-node transforms. The zero value uses the defaults; it
@@ -105,7 +110,9 @@ func (e *ConfigError) Error() string {
 //	json_format    the value as JSON indented by two spaces (a string holding JSON is re-indented)
 //	text           "operation": trim, upper, lower or title → string
 //	arithmetic     "expression" over numbers, input, vars.x, nodes.<id>.output → float64
-//	javascript     "script" in a sandbox, its last value → any (see the javascript mode docs)
+//	javascript     "script" in a sandbox, its last value → any (see [jsrun.Run])
+//	starlark       "script" (Starlark, a Python dialect) in a sandbox, the value it
+//	               assigns to the global result → any (see [starlarkrun.Run])
 //
 // Errors are prefixed with "transform: <mode>: ".
 func (r *Runner) Run(ctx context.Context, config map[string]any, data Data) (any, error) {
@@ -136,7 +143,8 @@ func (r *Runner) run(ctx context.Context, mode string, cfg map[string]any, data 
 	if err != nil {
 		return nil, fmt.Errorf("config.input: %w", err)
 	}
-	if mode != "javascript" { // javascript measures everything it hands over
+	script := scriptModes[mode]
+	if !script { // a script mode measures everything it hands over
 		if err := r.checkSize("input", in, r.maxIn()); err != nil {
 			return nil, err
 		}
@@ -145,7 +153,7 @@ func (r *Runner) run(ctx context.Context, mode string, cfg map[string]any, data 
 	if err != nil {
 		return nil, err
 	}
-	if mode != "javascript" { // javascript measured its output already
+	if !script { // a script mode measured its output already
 		if err := r.checkSize("output", out, r.maxOut()); err != nil {
 			return nil, err
 		}
@@ -177,7 +185,7 @@ func (r *Runner) checkSize(what string, v any, limit int) error {
 type modeFunc func(ctx context.Context, r *Runner, cfg map[string]any, in any, data Data) (any, error)
 
 // ModeNames are the modes Run accepts, as the code kind declares them.
-var ModeNames = []string{"template", "json_path", "regex_extract", "regex_replace", "split", "join", "json_parse", "json_format", "text", "arithmetic", "javascript"}
+var ModeNames = []string{"template", "json_path", "regex_extract", "regex_replace", "split", "join", "json_parse", "json_format", "text", "arithmetic", "javascript", "starlark"}
 
 var modes = map[string]modeFunc{
 	"template":      runTemplate,
@@ -190,7 +198,8 @@ var modes = map[string]modeFunc{
 	"json_format":   runJSONFormat,
 	"text":          runText,
 	"arithmetic":    runArithmetic,
-	"javascript":    runJavaScript,
+	"javascript":    scriptMode(runJavaScript),
+	"starlark":      scriptMode(runStarlark),
 }
 
 // str reads the string config key; a missing required key or a value of

@@ -1,4 +1,4 @@
-package jsrun
+package scriptrun
 
 import (
 	"fmt"
@@ -21,13 +21,14 @@ func heapBytes(s []metrics.Sample) uint64 {
 
 // WatchHeap calls stop when the process's heap grows more than limit
 // bytes above what it was when the watch began, checking every interval,
-// until the returned function is called. Run uses it for scripts; other
-// interpreters without an allocator hook (the json_query tool's jq) use it
-// the same way. The measure is the process's
-// heap, not the script's own, so other work allocating heavily at the same
-// time counts against it; the default (256 MiB of growth) is far above
-// what concurrent requests hold at once, and far below what takes a server
-// down.
+// until the returned function is called. The script engines (jsrun,
+// starlarkrun) use it inside their sandbox child; other interpreters
+// without an allocator hook (the json_query tool's jq) use it the same
+// way. The measure is the process's heap, not the script's own, so other
+// work allocating heavily at the same time counts against it: in a
+// sandbox child there is none, and in a server the caps (64 to 256 MiB
+// of growth) are far above what concurrent requests hold at once, and
+// far below what takes it down.
 func WatchHeap(limit uint64, interval time.Duration, stop func(error)) (cancel func()) {
 	s := []metrics.Sample{{Name: heapSample}}
 	base := heapBytes(s)
