@@ -46,8 +46,9 @@ bench:
 # Every benchmark module under bench/ (own go.mod, replace ../..) must build
 # and vet against the current main module, so that its figures stay
 # reproducible: a go.sum that lacks what main gained fails here. CI runs it.
+# node_modules (bench/react/js, installed by hand) is no module of ours.
 bench-modules:
-	@set -e; for mod in $$(find bench -name go.mod -not -path '*/testdata/*' | sort); do \
+	@set -e; for mod in $$(find bench -name go.mod -not -path '*/testdata/*' -not -path '*/node_modules/*' | sort); do \
 		dir=$$(dirname $$mod); echo "bench-modules: $$dir"; \
 		(cd $$dir && $(GO) vet ./... && $(GO) test -count=1 -run '^$$' ./...); \
 	done
