@@ -5,68 +5,15 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"strings"
-	"sync"
 	"testing"
 
-	"golang.org/x/net/dns/dnsmessage"
-
 	"github.com/agentcraftlab/agentcraft/internal/egress"
+	"github.com/agentcraftlab/agentcraft/internal/egress/egresstest"
 )
 
-// fakeDNS answers A queries from a table on a UDP port of 127.0.0.1 and
-// returns a Resolver that asks it; names not in the table are NXDOMAIN.
+// fakeDNS answers from a fixed table.
 func fakeDNS(t *testing.T, table map[string][]string) *net.Resolver {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { pc.Close(); wg.Wait() })
-	wg.Go(func() {
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			var m dnsmessage.Message
-			if m.Unpack(buf[:n]) != nil || len(m.Questions) != 1 {
-				continue
-			}
-			q := m.Questions[0]
-			m.Header.Response, m.Header.Authoritative = true, true
-			name := strings.TrimSuffix(q.Name.String(), ".")
-			addrs, ok := table[name]
-			if !ok {
-				m.Header.RCode = dnsmessage.RCodeNameError
-			}
-			for _, a := range addrs {
-				ip := netip.MustParseAddr(a)
-				h := dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 0}
-				switch {
-				case ip.Is4() && q.Type == dnsmessage.TypeA:
-					h.Type = dnsmessage.TypeA
-					m.Answers = append(m.Answers, dnsmessage.Resource{Header: h, Body: &dnsmessage.AResource{A: ip.As4()}})
-				case ip.Is6() && q.Type == dnsmessage.TypeAAAA:
-					h.Type = dnsmessage.TypeAAAA
-					m.Answers = append(m.Answers, dnsmessage.Resource{Header: h, Body: &dnsmessage.AAAAResource{AAAA: ip.As16()}})
-				}
-			}
-			out, err := m.Pack()
-			if err != nil {
-				t.Errorf("fake DNS: pack: %v", err)
-				return
-			}
-			_, _ = pc.WriteTo(out, from)
-		}
-	})
-	addr := pc.LocalAddr().String()
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "udp", addr)
-	}}
+	return egresstest.Resolver(t, func(name string, _ int) []string { return table[name] })
 }
 
 var dnsTable = map[string][]string{
