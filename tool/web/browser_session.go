@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -24,6 +25,8 @@ import (
 const (
 	// maxListedRefusals bounds the refused requests a result lists.
 	maxListedRefusals = 20
+	// maxExtractMatches bounds the matches one extract returns.
+	maxExtractMatches = 200
 	// The page's viewport, what a screenshot shows.
 	viewportWidth, viewportHeight = 1280, 800
 )
@@ -74,6 +77,13 @@ func (s *session) run(ctx context.Context, actions []action) (tool.Result, error
 			return tool.Result{}, ctx.Err()
 		}
 		return tool.ErrorResult("the browser tool cannot run: Chromium refused request interception: %v", err), nil
+	}
+	// A page must not write files on this machine.
+	if _, err := chromedp.CallBrowser(tab, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorDeny}); err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, ctx.Err()
+		}
+		return tool.ErrorResult("the browser tool cannot run: Chromium refused to turn downloads off: %v", err), nil
 	}
 
 	var out transcript
@@ -132,9 +142,13 @@ func (s *session) do(tab context.Context, a action) (string, error) {
 		if err := chromedp.Do(actx, chromedp.WaitReady(chromedp.CSS(*a.Extract))); err != nil {
 			return "", wrap(err, fmt.Sprintf("no element matched %q", *a.Extract))
 		}
+		// At most maxExtractMatches matches, each cut in the page
+		// at the output cap: a selector like "*" on a huge page
+		// must not ship megabytes over the protocol.
 		sel, _ := json.Marshal(*a.Extract)
 		texts, err := chromedp.Run(actx, chromedp.Evaluate[[]string](
-			fmt.Sprintf(`Array.from(document.querySelectorAll(%s), e => e.innerText)`, sel)))
+			fmt.Sprintf(`Array.from(document.querySelectorAll(%s)).slice(0, %d).map(e => (e.innerText || "").slice(0, %d))`,
+				sel, maxExtractMatches, s.b.opts.MaxOutputBytes)))
 		if err != nil {
 			return "", wrap(err, "the page did not answer")
 		}
@@ -277,7 +291,11 @@ func formatExtract(texts []string) string {
 		return "\n" + normalizeText(texts[0])
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d matches", len(texts))
+	if len(texts) == maxExtractMatches {
+		fmt.Fprintf(&b, "%d matches or more, the first %[1]d", len(texts))
+	} else {
+		fmt.Fprintf(&b, "%d matches", len(texts))
+	}
 	for i, t := range texts {
 		fmt.Fprintf(&b, "\n[%d] %s", i+1, normalizeText(t))
 	}
