@@ -208,7 +208,9 @@ var layers = []struct {
 	// The core contracts (llm.Model, search.Engine, tool.Tool) sit with
 	// their drivers, as database/sql/driver does: an adapter imports the
 	// interface it implements, never the domain above it.
-	{"contracts, drivers and helpers", []string{"store", "queue", "internal", "llm", "search", "tool"}},
+	// tool/web (web_search, web_fetch, browser) is a tool like the others:
+	// it imports tool and internal/egress, never a layer above.
+	{"contracts, drivers and helpers", []string{"store", "queue", "internal", "llm", "search", "tool", "tool/web"}},
 }
 
 // layerOf returns the index in layers of dir, -1 when no prefix places it.

@@ -31,7 +31,20 @@ require (
 	golang.org/x/oauth2 v0.38.0
 )
 
-require github.com/line/line-bot-sdk-go/v8 v8.14.0
+require (
+	codeberg.org/readeck/go-readability/v2 v2.1.3
+	github.com/chromedp/cdproto v0.160.4
+	github.com/chromedp/chromedp v0.23.1
+	github.com/line/line-bot-sdk-go/v8 v8.14.0
+)
+
+require (
+	github.com/andybalholm/cascadia v1.3.3 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/go-shiori/dom v0.0.0-20230515143342-73569d674e1c // indirect
+	github.com/gogs/chardet v0.0.0-20211120154057-b7413eaefb8f // indirect
+	github.com/itlightning/dateparse v0.2.1 // indirect
+)
 
 require go.starlark.net v0.0.0-20260908191801-89a6a09411d5
 

@@ -24,6 +24,13 @@
 // rebinding, later re-resolves) to a blocked address is refused, and so is
 // every redirect hop. CheckURL only gives an earlier, clearer error.
 //
+// Code that sends requests through something other than Client — a proxy
+// in front of a headless browser — dials with Guard.DialContext, the same
+// checked dialer. CheckResolved resolves a URL's host and checks every
+// address, for callers that must judge a request before anything dials
+// (a browser's request interception); it cannot pin the address, so the
+// dial-time check stays the authoritative one.
+//
 // Outgoing webhooks are signed with Sign and checked by receivers with Verify;
 // the signature travels in the SignatureHeader header as "t=<unix>,v1=<hex>",
 // the scheme Stripe uses.

@@ -48,6 +48,9 @@ type Policy struct {
 	// Timeout bounds each request, redirects and reading the body included.
 	// Default (0): DefaultTimeout, 30s.
 	Timeout time.Duration
+	// Resolver looks host names up, for the dialer and for CheckResolved.
+	// Default (nil): net.DefaultResolver, the system's.
+	Resolver *net.Resolver
 }
 
 // Guard is a compiled Policy. It is safe for concurrent use; share one per
@@ -56,13 +59,18 @@ type Guard struct {
 	rules     []rule
 	maxBody   int64
 	timeout   time.Duration
+	resolver  *net.Resolver
+	dialer    *net.Dialer
 	transport http.RoundTripper
 }
 
 // Compile checks the policy and returns its Guard. A malformed allow entry
 // fails with an error naming it. Compile does not retain p.
 func (p *Policy) Compile() (*Guard, error) {
-	g := &Guard{maxBody: p.MaxResponseBytes, timeout: p.Timeout}
+	g := &Guard{maxBody: p.MaxResponseBytes, timeout: p.Timeout, resolver: p.Resolver}
+	if g.resolver == nil {
+		g.resolver = net.DefaultResolver
+	}
 	for i, entry := range p.Allow {
 		r, err := parseRule(entry)
 		if err != nil {
@@ -82,9 +90,10 @@ func (p *Policy) Compile() (*Guard, error) {
 	case g.timeout == 0:
 		g.timeout = DefaultTimeout
 	}
-	dialer := &net.Dialer{
+	g.dialer = &net.Dialer{
 		Timeout:        g.timeout,
 		KeepAlive:      30 * time.Second,
+		Resolver:       g.resolver,
 		ControlContext: g.control,
 	}
 	g.transport = &limitTransport{
@@ -93,14 +102,8 @@ func (p *Policy) Compile() (*Guard, error) {
 			// A proxy would make the proxy's address the one dialed and
 			// checked, and the proxy would reach the private network
 			// for us.
-			Proxy: nil,
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				// The host name as written in the URL, for host-name
-				// allow entries: the control function sees only the IP.
-				host, _, _ := net.SplitHostPort(addr)
-				ctx = context.WithValue(ctx, dialHostKey{}, normalizeHost(host))
-				return dialer.DialContext(ctx, network, addr)
-			},
+			Proxy:                 nil,
+			DialContext:           g.DialContext,
 			ForceAttemptHTTP2:     true,
 			MaxIdleConns:          100,
 			IdleConnTimeout:       90 * time.Second,
@@ -113,6 +116,20 @@ func (p *Policy) Compile() (*Guard, error) {
 
 // dialHostKey is the context key of the host name being dialed.
 type dialHostKey struct{}
+
+// DialContext connects to addr ("host:port") only where the policy allows:
+// the check runs on each address the host resolves to, just before it is
+// connected to, so a DNS answer that changes between a check and the
+// connection (DNS rebinding) cannot get around it. It is the dialer of
+// Client's transport; give it to any other transport or proxy that must
+// follow the policy. Refusals wrap ErrBlocked.
+func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	// The host name as written in the URL, for host-name allow entries:
+	// the control function sees only the IP.
+	host, _, _ := net.SplitHostPort(addr)
+	ctx = context.WithValue(ctx, dialHostKey{}, normalizeHost(host))
+	return g.dialer.DialContext(ctx, network, addr)
+}
 
 // Client returns an HTTP client that connects only where the policy allows,
 // checked on the address actually dialed, for the first request and every

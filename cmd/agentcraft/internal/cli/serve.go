@@ -170,6 +170,9 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 	if err := registerCalendar(cfg, s.p); err != nil {
 		return nil, err
 	}
+	if err := registerWeb(cfg, eg, s.p); err != nil {
+		return nil, err
+	}
 	s.ledger = task.NewLedger(s.st, taskTools{p: s.p, kb: s.knowledge}, &task.LedgerOptions{Policy: taskPolicy(cfg), WorkspacePolicies: workspacePolicies(cfg), Logger: platformLog})
 	if s.memories, err = memory.NewMemories(s.st, s.eng, &memory.MemoryOptions{Logger: platformLog, Audit: s.p.RecordAudit}); err != nil {
 		return nil, err

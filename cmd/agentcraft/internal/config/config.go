@@ -127,12 +127,19 @@ type Workspace struct {
 	Tasks *WorkspaceTasks `yaml:"tasks"`
 }
 
-// Tools configures built-in tools. http_request is always available to
-// agents and follows egress.allow.
+// Tools configures built-in tools. http_request, web_fetch and browser
+// are always available to agents and follow egress.allow.
 type Tools struct {
 	// FilesDir is the sandbox of file_read and file_list (nothing outside
 	// it is readable, through .. or symlinks). Empty: no file tools.
 	FilesDir string `yaml:"files_dir"`
+	// WebSearch configures web_search (tools.go); without a back end
+	// there is no web_search.
+	WebSearch WebSearch `yaml:"web_search"`
+	// WebFetch tunes web_fetch.
+	WebFetch WebFetch `yaml:"web_fetch"`
+	// Browser tunes the browser tool (headless Chromium).
+	Browser Browser `yaml:"browser"`
 }
 
 // Search configures knowledge-base search. Without an embedder, knowledge
@@ -462,6 +469,7 @@ func (c *Config) Validate() error {
 		bad("workflows.storage_quota_mib", "%d is not -1 (none), 0 (default 1024) or a size in MiB", c.Workflows.StorageQuotaMiB)
 	}
 	c.validateTasks(bad)
+	c.validateTools(bad)
 	if c.Server.GCPercent < 10 || c.Server.GCPercent > 10000 {
 		bad("server.gc_percent", "%d is not between 10 and 10000", c.Server.GCPercent)
 	}
