@@ -38,7 +38,7 @@ func testSkills(t *testing.T, open func(t *testing.T) store.Store) {
 			Instructions: "# Minutes\n\nWrite decisions first.\n", License: "MIT", Compatibility: "any", AllowedTools: "calculator current_time",
 			Metadata: map[string]string{"author": "ops", "version": "1.0"},
 			// Ordered by path, sizes set, no data.
-			Files: []store.SkillFile{{Path: "assets/logo.bin", Size: 5}, {Path: "empty.txt", Size: 0}, {Path: "templates/minutes.md", Size: 13}},
+			Files:     []store.SkillFile{{Path: "assets/logo.bin", Size: 5}, {Path: "empty.txt", Size: 0}, {Path: "templates/minutes.md", Size: 13}},
 			CreatedAt: got.CreatedAt, UpdatedAt: got.UpdatedAt}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("Create mismatch (-want +got):\n%s", diff)
