@@ -101,7 +101,7 @@ type Skill struct {
 	// Instructions is the Markdown below the front matter.
 	Instructions string `json:"instructions,omitempty"`
 	// Files are the resource files, SKILL.md excluded, ordered by path.
-	Files []File `json:"files"`
+	Files []File `json:"files,omitzero"`
 
 	// Builtin marks a skill embedded in the binary (read-only).
 	Builtin bool `json:"builtin"`
