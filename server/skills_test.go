@@ -199,7 +199,9 @@ func TestSkillsImport(t *testing.T) {
 			t.Errorf("%s: import = %d %s, want 4xx", tc.name, resp.StatusCode, body)
 			continue
 		}
-		var e struct{ Error struct{ Message, Param string } }
+		var e struct {
+			Error struct{ Message, Param string }
+		}
 		json.Unmarshal(body, &e)
 		if e.Error.Param != tc.param || !strings.Contains(e.Error.Message, tc.says) {
 			t.Errorf("%s: import = %d param %q %q; want param %q saying %q", tc.name, resp.StatusCode, e.Error.Param, e.Error.Message, tc.param, tc.says)
