@@ -204,7 +204,7 @@ var layers = []struct {
 	// provider and catalog are services, but they import only the domain
 	// and the contracts; placing them here keeps them from reaching back
 	// up into platform, run or kb.
-	{"domain", []string{"agent", "autonomous", "workflow", "rag", "llm/middleware", "guard", "pii", "audit", "secret", "a2a", "provider", "catalog"}},
+	{"domain", []string{"agent", "autonomous", "workflow", "rag", "llm/middleware", "guard", "pii", "audit", "secret", "a2a", "provider", "catalog", "skill"}},
 	// The core contracts (llm.Model, search.Engine, tool.Tool) sit with
 	// their drivers, as database/sql/driver does: an adapter imports the
 	// interface it implements, never the domain above it.

@@ -16,6 +16,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/provider"
 	"github.com/agentcraftlab/agentcraft/rag"
+	"github.com/agentcraftlab/agentcraft/skill"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -55,6 +56,12 @@ type agentEntry struct {
 	// toolsOff is the Key of the workspace's disabled tools the agent was
 	// built with; a change made by another process rebuilds it.
 	toolsOff string
+	// skillsGen is the skill Service's Generation of the workspace the
+	// agent was built with (a skill changed in this process rebuilds it
+	// at once), skillsStamp the Stamp of its skills (a change by another
+	// process rebuilds it at the next recheck).
+	skillsGen   uint64
+	skillsStamp string
 }
 
 // agentRecheck is how long a resolved agent is used before its row is read
@@ -69,8 +76,8 @@ func (p *Platform) Agent(ctx context.Context, workspaceID, name string) (*Agent,
 	p.mu.Lock()
 	e, ok := p.agents[key]
 	p.mu.Unlock()
-	gen := p.catalog.Generation(workspaceID)
-	if ok && e.toolsGen == gen && time.Since(e.checked) < agentRecheck {
+	gen, skillsGen := p.catalog.Generation(workspaceID), p.skills.Generation(workspaceID)
+	if ok && e.toolsGen == gen && e.skillsGen == skillsGen && time.Since(e.checked) < agentRecheck {
 		return e.agent, nil
 	}
 	row, err := p.agentRow(ctx, workspaceID, name)
@@ -85,19 +92,25 @@ func (p *Platform) Agent(ctx context.Context, workspaceID, name string) (*Agent,
 	if err != nil {
 		return nil, err
 	}
-	offKey := off.Key()
-	if ok && e.toolsGen == gen && e.toolsOff == offKey && e.agent.Row.UpdatedAt.Equal(row.UpdatedAt) {
+	skills, err := p.skills.Resolve(ctx, workspaceID, row.Params.Skills)
+	if err != nil {
+		return nil, err
+	}
+	entry := agentEntry{checked: time.Now(), toolsGen: gen, toolsOff: off.Key(), skillsGen: skillsGen, skillsStamp: skills.Stamp}
+	if ok && e.toolsGen == gen && e.toolsOff == entry.toolsOff && e.skillsStamp == skills.Stamp && e.agent.Row.UpdatedAt.Equal(row.UpdatedAt) {
+		entry.agent = e.agent
 		p.mu.Lock()
-		p.agents[key] = &agentEntry{agent: e.agent, checked: time.Now(), toolsGen: gen, toolsOff: offKey}
+		p.agents[key] = &entry
 		p.mu.Unlock()
 		return e.agent, nil
 	}
-	a, err := p.build(ctx, row, off)
+	a, err := p.build(ctx, row, off, skills)
 	if err != nil {
 		return nil, fmt.Errorf("agent %q: %w", name, err)
 	}
+	entry.agent = a
 	p.mu.Lock()
-	p.agents[key] = &agentEntry{agent: a, checked: time.Now(), toolsGen: gen, toolsOff: offKey}
+	p.agents[key] = &entry
 	p.mu.Unlock()
 	return a, nil
 }
@@ -115,8 +128,9 @@ type agentSettings struct {
 }
 
 // build resolves row into a runnable agent, leaving out the tools in off
-// (the workspace's disabled tools).
-func (p *Platform) build(ctx context.Context, row store.Agent, off catalog.Disabled) (*Agent, error) {
+// (the workspace's disabled tools), with skills (row's, resolved) listed
+// in its instructions and readable through its skill tools.
+func (p *Platform) build(ctx context.Context, row store.Agent, off catalog.Disabled, skills skill.Set) (*Agent, error) {
 	provName, modelID, _ := strings.Cut(row.Model, "/")
 	pr, err := p.providers.Lookup(ctx, row.WorkspaceID, provName)
 	if err != nil {
@@ -126,6 +140,8 @@ func (p *Platform) build(ctx context.Context, row store.Agent, off catalog.Disab
 	if err != nil {
 		return nil, err
 	}
+	instructions := row.Instructions
+	tools, instructions, warnings = p.withSkills(row, skills, tools, instructions, warnings)
 	for _, w := range warnings {
 		p.logger.Warn("agent tools left out", "workspace_id", row.WorkspaceID, "agent", row.Name, "reason", w)
 	}
@@ -155,7 +171,7 @@ func (p *Platform) build(ctx context.Context, row store.Agent, off catalog.Disab
 		Name:               row.Name,
 		Model:              model,
 		ModelID:            modelID,
-		Instructions:       row.Instructions,
+		Instructions:       instructions,
 		Tools:              tools,
 		Temperature:        row.Params.Temperature,
 		MaxTokens:          row.Params.MaxTokens,
@@ -209,6 +225,10 @@ func (p *Platform) checkAgent(ctx context.Context, row store.Agent) error {
 	if _, err := p.providers.Lookup(ctx, row.WorkspaceID, provName); err != nil {
 		return err
 	}
+	if err := p.skills.Check(ctx, row.WorkspaceID, row.Params.Skills); err != nil {
+		// A *skill.NameError, which names skills[i].
+		return fmt.Errorf("%w: %w", ErrInvalidAgent, err)
+	}
 	if err := p.catalog.Check(row.WorkspaceID, row.Tools); err != nil {
 		// Both wrapped: an unknown tool stays tool.ErrUnknownTool, and a
 		// tool listed twice, which has no sentinel, is still bad input
@@ -252,7 +272,7 @@ func configAgentRow(ca AgentSpec, workspaceID string) (store.Agent, error) {
 		Model:        ca.Model,
 		Instructions: ca.Instructions,
 		Tools:        ca.Tools,
-		Params: store.AgentParams{Temperature: ca.Temperature, MaxTokens: ca.MaxTokens, MaxSteps: ca.MaxSteps, Middleware: mw, KnowledgeBases: ca.KnowledgeBases, Memory: ca.Memory,
+		Params: store.AgentParams{Temperature: ca.Temperature, MaxTokens: ca.MaxTokens, MaxSteps: ca.MaxSteps, Middleware: mw, KnowledgeBases: ca.KnowledgeBases, Memory: ca.Memory, Skills: ca.Skills,
 			TokenBudget: ca.TokenBudget, ToolTimeoutSeconds: int(ca.ToolTimeout.Round(time.Second) / time.Second), MaxToolResultBytes: ca.MaxToolResultBytes},
 		Source: store.SourceConfig,
 	}, nil
@@ -413,5 +433,9 @@ func (p *Platform) InlineAgent(ctx context.Context, workspaceID string, row stor
 	if err != nil {
 		return nil, err
 	}
-	return p.build(ctx, row, off)
+	skills, err := p.skills.Resolve(ctx, workspaceID, row.Params.Skills)
+	if err != nil {
+		return nil, err
+	}
+	return p.build(ctx, row, off, skills)
 }

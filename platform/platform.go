@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/provider"
 	"github.com/agentcraftlab/agentcraft/rag"
 	"github.com/agentcraftlab/agentcraft/secret"
+	"github.com/agentcraftlab/agentcraft/skill"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
 	"github.com/agentcraftlab/agentcraft/tool/mcpclient"
@@ -60,6 +62,9 @@ type Options struct {
 	// name "<server>__<tool>" or "mcp:<server>" (all of a server's tools).
 	// The caller starts and stops it. Default nil: no MCP servers.
 	MCP *mcpclient.Manager
+	// SkillLimits bound the skills created and imported through the
+	// platform (files, sizes). Default skill.DefaultLimits.
+	SkillLimits *skill.Limits
 	// ToolSync is how often the platform looks in the store for MCP
 	// servers and OpenAPI imports that other processes added, changed or
 	// removed through the API. Default DefaultToolSync; negative: never.
@@ -83,6 +88,8 @@ type Platform struct {
 	knowledge rag.Searcher
 	// catalog is the tool catalog agents' tools are resolved from.
 	catalog *catalog.Catalog
+	// skills are the built-in and workspace skills agents name.
+	skills *skill.Service
 
 	defaultWS store.Workspace
 	// wsSafety is Options.Workspaces by workspace id; written only in New.
@@ -144,6 +151,7 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (_
 		return nil, err
 	}
 	p.catalog = cat
+	p.skills = skill.New(st.Skills(), &skill.Options{Limits: o.SkillLimits, Audit: p.RecordAudit})
 	defer func() {
 		if err != nil {
 			cat.Stop() // its sync loop and MCP connections
@@ -179,6 +187,11 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (_
 			return nil, fmt.Errorf("config: agents[%d]: %w", i, err)
 		}
 		if err := p.checkAgent(ctx, row); err != nil {
+			var bad *skill.NameError
+			if errors.As(err, &bad) {
+				// agents[0].skills[1]: "x" is not a skill of this workspace …
+				return nil, fmt.Errorf("config: agents[%d].%w", i, bad)
+			}
 			return nil, fmt.Errorf("config: agents[%d] (%s): %w", i, ca.Name, err)
 		}
 		if _, dup := p.fileAgents[row.Name]; dup {

@@ -53,6 +53,12 @@ type AgentSpec struct {
 	// Memory gives the agent the recall, remember and forget tools and
 	// tunes its conversations; see store.AgentMemory. Default none.
 	Memory *store.AgentMemory `yaml:"memory"`
+	// Skills names the skills the agent may use (built-in or the
+	// workspace's, package skill): the system prompt lists their names
+	// and descriptions only, and the load_skill and read_skill_file tools
+	// return a skill's instructions and files when the model asks.
+	// Default none.
+	Skills []string `yaml:"skills"`
 	// Middleware overrides the provider's settings for this agent.
 	Middleware middleware.Settings `yaml:",inline"`
 }

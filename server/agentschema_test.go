@@ -19,7 +19,7 @@ const fullAgent = `{
   "name": "full", "model": "fake/fake-model", "instructions": "Be exact.", "tools": ["calculator"],
   "temperature": 0.3, "max_tokens": 512, "max_steps": 4, "token_budget": 9000,
   "tool_timeout": "90s", "max_tool_result_bytes": 2048, "tool_progress": true, "knowledge_bases": [],
-  "memory": {"enabled": true, "history_tokens": 4000, "pii": "redact"},
+  "memory": {"enabled": true, "history_tokens": 4000, "pii": "redact"}, "skills": ["meeting-notes"],
   "guard": {"injection": true, "rules": [{"name": "secrets", "keywords": ["confidential"], "action": "block"}]},
   "pii": {"locales": ["Global"], "mode": "mask"},
   "rate_limit": {"enabled": true, "rps": 2, "burst": 2},

@@ -15,6 +15,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
+	"github.com/agentcraftlab/agentcraft/skill"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
 )
@@ -122,6 +123,8 @@ func agentError(w http.ResponseWriter, err error, name string) {
 		e.Param = "model"
 	case errors.Is(err, tool.ErrUnknownTool):
 		e.Param = "tools"
+	case errors.As(err, new(*skill.NameError)):
+		e.Param = "skills"
 	}
 	apierr.Write(w, e)
 }
@@ -170,6 +173,7 @@ type agentBody struct {
 	ToolProgress       bool               `json:"tool_progress"`
 	KnowledgeBases     []string           `json:"knowledge_bases"`
 	Memory             *store.AgentMemory `json:"memory"`
+	Skills             []string           `json:"skills"`
 	// Settings are guard, pii, rate_limit, retry and logging, inline.
 	middleware.Settings
 
@@ -210,7 +214,7 @@ func (b agentBody) row(ws string) (store.Agent, *apierr.Error) {
 		Name: strings.TrimSpace(b.Name), Model: strings.TrimSpace(b.Model), Instructions: b.Instructions, Tools: b.Tools,
 		Temperature: b.Temperature, MaxTokens: b.MaxTokens, MaxSteps: b.MaxSteps, TokenBudget: b.TokenBudget,
 		ToolTimeout: time.Duration(b.ToolTimeout), MaxToolResultBytes: b.MaxToolResultBytes, ToolProgress: b.ToolProgress,
-		KnowledgeBases: b.KnowledgeBases, Memory: b.Memory, Middleware: b.Settings,
+		KnowledgeBases: b.KnowledgeBases, Memory: b.Memory, Skills: b.Skills, Middleware: b.Settings,
 	}
 	if b.ToolTimeoutSeconds != 0 {
 		if b.ToolTimeout != 0 {

@@ -285,6 +285,7 @@ func (w *matrixWorld) seed(ws store.Workspace, suffix string) {
 	c.JSON("POST", "/api/memories", `{"text":"the office of `+suffix+` is on floor 2","scope":"workspace"}`, http.StatusCreated, &mem)
 	c.JSON("POST", "/api/credentials", `{"provider":"fake","api_key":"sk-`+suffix+`"}`, http.StatusOK, nil)
 	c.JSON("POST", "/api/kbs", `{"name":"docs-`+suffix+`"}`, http.StatusCreated, nil)
+	c.JSON("POST", "/api/skills", `{"name":"notes-`+suffix+`","description":"Take notes.","instructions":"Write notes.","files":[{"path":"a.md","content":"A"}]}`, http.StatusCreated, nil)
 	r, err := w.env.Store.Runs().Create(ctx, store.Run{WorkspaceID: ws.ID, WorkflowID: wf.ID, WorkflowVersion: 1,
 		Definition: wf.Def, Status: store.RunFailed, Input: json.RawMessage(`{}`), Error: "seeded"})
 	if err != nil {
@@ -334,6 +335,8 @@ func (w *matrixWorld) seed(ws store.Workspace, suffix string) {
 		"agui/agent":           agent.Name,
 		"workflows/name":       wf.Name,
 		"tasks/id":             tk.ID,
+		"skills/name":          "notes-" + suffix,
+		"files/path...":        "a.md",
 		// Unknown tokens: a real invitation accepted by the matrix's
 		// users would change who is a member of what.
 		"link/token":        "unknown-token",

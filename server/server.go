@@ -179,6 +179,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	s.routes = append(s.routes, openaiapi.New(p, oa).Routes()...)
 	s.registerKnowledge()
 	s.registerManagement()
+	s.registerSkills()
 	s.registerWorkflows()
 	s.registerPlanner()
 	s.registerSafety()

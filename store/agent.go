@@ -67,6 +67,10 @@ type AgentParams struct {
 	// conversations (package memory); nil: no memory tools, default
 	// history budget.
 	Memory *AgentMemory `json:"memory,omitempty"`
+	// Skills names the built-in or workspace skills the agent may load
+	// (package skill): its system prompt lists their names and
+	// descriptions, and its load_skill tool returns their instructions.
+	Skills []string `json:"skills,omitempty"`
 }
 
 // AgentMemory is the memory block of an agent, in agentcraft.yaml and the

@@ -71,6 +71,9 @@ func (c Core) MCPServers() MCPServers { return mcpServers{c} }
 // OpenAPIImports implements Store.
 func (c Core) OpenAPIImports() OpenAPIImports { return openAPIImports{c} }
 
+// Skills implements Store.
+func (c Core) Skills() Skills { return skills{c} }
+
 // now is the time Core stamps on rows.
 func now() time.Time { return Timestamp(time.Now()) }
 

@@ -33,6 +33,7 @@ type Driver interface {
 	ConversationDriver
 	MemoryDriver
 	TaskDriver
+	SkillDriver
 }
 
 // WorkflowDriver holds the verbs of Workflows. A workflow reads with the
@@ -569,4 +570,30 @@ type MCPServerInsertParams struct {
 // OpenAPIImportUpsertParams is the row OpenAPIImportUpsert writes.
 type OpenAPIImportUpsertParams struct {
 	Import OpenAPIImport
+}
+
+// SkillDriver holds the verbs of Skills. Writes of a skill and its files
+// run in one transaction; files read in path order (bytewise), without
+// their data except from SkillFileGet.
+type SkillDriver interface {
+	// SkillInsert inserts p.Skill, complete and stamped, and its files.
+	SkillInsert(ctx context.Context, p *SkillWriteParams) error
+	// SkillGet returns the skill with its files' paths and sizes.
+	SkillGet(ctx context.Context, workspaceID, name string) (Skill, error)
+	// SkillList orders by name (bytewise), Files nil.
+	SkillList(ctx context.Context, workspaceID string) ([]Skill, error)
+	// SkillUpdate rewrites every column but workspace, name and
+	// created_at and, when p.Skill.Files is not nil, replaces the files.
+	SkillUpdate(ctx context.Context, p *SkillWriteParams) error
+	SkillFileGet(ctx context.Context, workspaceID, name, path string) (SkillFile, error)
+	// SkillDelete deletes the skill and its files.
+	SkillDelete(ctx context.Context, workspaceID, name string) error
+}
+
+// SkillWriteParams is the row a skill write stores: Skill complete and
+// stamped (each file's Size its len(Data)), Metadata its Metadata as JSON
+// (nil when empty).
+type SkillWriteParams struct {
+	Skill    Skill
+	Metadata []byte
 }

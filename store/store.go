@@ -10,7 +10,7 @@
 // workspace members and roles, browser sessions, invitations and one-time
 // sign-in links; conversations with their messages and memory items; tasks
 // with their events, approvals, the steps of their evidence ledger and
-// the outbox of notifications). Two
+// the outbox of notifications; skills with their resource files). Two
 // drivers implement it: store/sqlite for a single machine and
 // store/postgres for several; store/storetest is the conformance suite both
 // must pass. Open a driver, run its migrations, then use it:
@@ -86,6 +86,7 @@ type Store interface {
 	Approvals() Approvals
 	Steps() Steps
 	Notifications() Notifications
+	Skills() Skills
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

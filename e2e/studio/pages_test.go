@@ -10,6 +10,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
+	"github.com/agentcraftlab/agentcraft/skill"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -86,6 +87,13 @@ func TestEveryPage(t *testing.T) {
 	// Data for the pages to show, so that lists link to their subpages
 	// (the Studio's canvas of this workflow).
 	if _, err := env.Store.Workflows().Create(t.Context(), store.Workflow{WorkspaceID: env.Workspace.ID, Name: "review", Definition: json.RawMessage(pagesFlow)}); err != nil {
+		t.Fatal(err)
+	}
+	// A workspace skill beside the built-ins, so the Skills page lists
+	// both kinds with their actions.
+	if _, err := env.Platform.Skills().Create(t.Context(), env.Workspace.ID, skill.Skill{Name: "release-notes",
+		Description: "Write release notes from merged changes.", Instructions: "Group by Added, Changed and Fixed.",
+		Files: []skill.File{{Path: "templates/notes.md", Data: []byte("## Added\n")}}}); err != nil {
 		t.Fatal(err)
 	}
 	// Usage and audit events, so the Usage page draws its charts and the

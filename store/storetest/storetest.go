@@ -23,7 +23,9 @@
 // causes them, a redelivered message making no second task), approvals
 // (idempotent and raced decisions, expiry) and the evidence ledger of
 // steps (idempotency keys raced by executors, output written once), and
-// the outbox of notifications (due times, delivery reported once).
+// the outbox of notifications (due times, delivery reported once), and
+// skills (files read lazily, kept or replaced on update, deleted with the
+// skill, replaced whole under concurrent updates).
 // Subtests run in parallel, each on its own store.
 package storetest
 
@@ -67,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Approvals", func(t *testing.T) { testApprovals(t, open) })
 	t.Run("Steps", func(t *testing.T) { testSteps(t, open) })
 	t.Run("Notifications", func(t *testing.T) { testNotifications(t, open) })
+	t.Run("Skills", func(t *testing.T) { testSkills(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {

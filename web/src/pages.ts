@@ -44,6 +44,7 @@ export const pages: Page[] = [
   { path: '/knowledge', navKey: 'knowledge.nav', component: lazy(() => import('./pages/Knowledge')) },
   { path: '/agents', navKey: 'agents.nav', component: lazy(() => import('./pages/Agents')) },
   { path: '/tools', navKey: 'tools.nav', component: lazy(() => import('./pages/Tools')) },
+  { path: '/skills', navKey: 'skills.nav', component: lazy(() => import('./pages/Skills')) },
   {
     path: '/tasks',
     navKey: 'tasks.nav',

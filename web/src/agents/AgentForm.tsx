@@ -2,6 +2,7 @@ import { useId, useState, type FormEvent, type ReactNode } from 'react'
 import { useTranslation } from 'react-i18next'
 import { fieldError, fieldOf } from '../api'
 import { Button, ErrorAlert, Field, Select, TextArea, TextInput } from '../components/ui'
+import type { Skill } from '../skills/types'
 import type { ToolInfo } from '../tools/types'
 import { piiLocales, type Agent, type GuardRule, type Middleware, type ProviderInfo } from './types'
 
@@ -16,6 +17,7 @@ interface Form {
   instructions: string
   maxSteps: string
   tools: string[]
+  skills: string[]
   guardOn: boolean
   injection: boolean
   scanOutput: boolean
@@ -42,6 +44,7 @@ function formOf(a?: Agent): Form {
     instructions: a?.instructions ?? '',
     maxSteps: a?.params.max_steps ? String(a.params.max_steps) : '',
     tools: a?.tools ?? [],
+    skills: a?.params.skills ?? [],
     guardOn: !!mw.guard,
     injection: !!mw.guard?.injection,
     scanOutput: !!mw.guard?.scan_output,
@@ -95,6 +98,7 @@ export function bodyOf(f: Form, a?: Agent): Record<string, unknown> {
     model: f.model.trim(),
     instructions: f.instructions,
     tools: f.tools,
+    skills: f.skills,
     max_steps: num(f.maxSteps),
     temperature: p.temperature,
     max_tokens: p.max_tokens,
@@ -168,12 +172,14 @@ function ToolCheck({ name, description, data = true, off, checked, onChange }: {
 export function AgentForm({
   agent,
   tools,
+  skills,
   providers,
   onSubmit,
   onCancel,
 }: {
   agent?: Agent
   tools: ToolInfo[]
+  skills: Skill[]
   providers: ProviderInfo[]
   onSubmit: (body: Record<string, unknown>) => Promise<void>
   onCancel: () => void
@@ -186,7 +192,7 @@ export function AgentForm({
   const set = <K extends keyof Form>(k: K, v: Form[K]) => setF((prev) => ({ ...prev, [k]: v }))
   const field = fieldOf(error)
   const errorFor = (name: string) => fieldError(error, name)
-  const shown = ['name', 'model', 'instructions', 'max_steps', 'tools', 'guard', 'pii', 'rate_limit', 'retry', 'logging']
+  const shown = ['name', 'model', 'instructions', 'max_steps', 'tools', 'skills', 'guard', 'pii', 'rate_limit', 'retry', 'logging']
   const general = shown.includes(field) ? undefined : error
 
   const submit = async (e: FormEvent) => {
@@ -203,6 +209,10 @@ export function AgentForm({
   }
 
   const toggleTool = (name: string, on: boolean) => set('tools', on ? [...f.tools, name] : f.tools.filter((x) => x !== name))
+  const toggleSkill = (name: string, on: boolean) => set('skills', on ? [...f.skills, name] : f.skills.filter((x) => x !== name))
+  // Skills the agent names that are gone (deleted since) stay listed so they can be unticked.
+  const known = new Set(skills.map((x) => x.name))
+  const goneSkills = f.skills.filter((n) => !known.has(n))
   // Tools the agent names that the workspace does not list now (mcp:server, a server that is down) stay pickable.
   const listed = new Set(tools.map((x) => x.name))
   const extra = f.tools.filter((n) => !listed.has(n))
@@ -250,6 +260,23 @@ export function AgentForm({
           {extra.map((n) => (
             <li key={n}>
               <ToolCheck name={n} description={t('agents.toolNotListed')} data={false} checked onChange={(v) => toggleTool(n, v)} />
+            </li>
+          ))}
+        </ul>
+      </Group>
+
+      <Group legend={t('agents.skills')} error={errorFor('skills')}>
+        <p className="mb-2 text-xs text-slate-600 dark:text-slate-400">{t('agents.skillsHelp')}</p>
+        {skills.length === 0 && goneSkills.length === 0 && <p className="text-sm text-slate-600 dark:text-slate-400">{t('agents.noSkills')}</p>}
+        <ul className="grid gap-1 md:grid-cols-2">
+          {skills.map((x) => (
+            <li key={x.name}>
+              <ToolCheck name={x.name} description={x.description} checked={f.skills.includes(x.name)} onChange={(v) => toggleSkill(x.name, v)} />
+            </li>
+          ))}
+          {goneSkills.map((n) => (
+            <li key={n}>
+              <ToolCheck name={n} description={t('agents.skillGone')} data={false} checked onChange={(v) => toggleSkill(n, v)} />
             </li>
           ))}
         </ul>

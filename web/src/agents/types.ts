@@ -45,6 +45,7 @@ export interface Agent {
     middleware?: Middleware
     knowledge_bases?: string[]
     memory?: unknown
+    skills?: string[]
   }
   updated_at: string
 }

@@ -6,6 +6,7 @@ import type { Agent, ProviderInfo } from '../agents/types'
 import { ConfirmDialog } from '../components/ConfirmDialog'
 import { Button, cellClass, EmptyState, ErrorAlert, PageHeader, Section, Table, useLoad } from '../components/ui'
 import { useCan, useSession } from '../session'
+import type { Skill } from '../skills/types'
 import type { ToolInfo } from '../tools/types'
 
 /** editing is the form shown: none, a new agent, or the agent of that id. */
@@ -28,6 +29,7 @@ export default function Agents() {
         ? Promise.all([
             api<{ data: ToolInfo[] }>('/api/tools').then((r) => r.data),
             api<{ data: ProviderInfo[] }>('/api/providers').then((r) => r.data),
+            api<{ data: Skill[] }>('/api/skills').then((r) => r.data),
           ])
         : Promise.resolve(null),
     [workspace, open],
@@ -79,6 +81,7 @@ export default function Agents() {
               agent={editing.mode === 'edit' ? editing.agent : undefined}
               tools={pickers.data[0]}
               providers={pickers.data[1]}
+              skills={pickers.data[2]}
               onSubmit={save}
               onCancel={() => setEditing(null)}
             />

@@ -30,6 +30,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/internal/gctune"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/skill"
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -559,6 +560,18 @@ func (c *Config) Validate() error {
 				bad(fmt.Sprintf("%s.knowledge_bases[%d]", path, j), "%q is listed twice", kb)
 			}
 			kbs[kb] = true
+		}
+		skills := map[string]bool{}
+		for j, name := range a.Skills {
+			// Whether the skill exists is the platform's to say at start:
+			// a workspace's skills live in the database.
+			if !skill.ValidName(name) {
+				bad(fmt.Sprintf("%s.skills[%d]", path, j), "%q is not a skill name: lowercase letters, digits and hyphens, such as meeting-notes", name)
+			}
+			if skills[name] {
+				bad(fmt.Sprintf("%s.skills[%d]", path, j), "%q is listed twice", name)
+			}
+			skills[name] = true
 		}
 	}
 	c.MCP.validateMCPAuth(bad)

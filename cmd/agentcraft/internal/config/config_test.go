@@ -153,6 +153,8 @@ func TestValidation(t *testing.T) {
 		{"log: {level: loud}", "log.level"},
 		{"agents:\n  - {name: a, model: p/m, knowledge_bases: [handbook, ' faq']}", "agents[0].knowledge_bases[1]"},
 		{"agents:\n  - {name: a, model: p/m, knowledge_bases: [handbook, handbook]}", `agents[0].knowledge_bases[1]: "handbook" is listed twice`},
+		{"agents:\n  - {name: a, model: p/m, skills: [meeting-notes, Meeting_Notes]}", `agents[0].skills[1]: "Meeting_Notes" is not a skill name`},
+		{"agents:\n  - {name: a, model: p/m, skills: [meeting-notes, meeting-notes]}", `agents[0].skills[1]: "meeting-notes" is listed twice`},
 		{"search: {embedder: {base_url: 'http://localhost:11434/v1'}}", "search.embedder.model"},
 		{"search: {embedder: {model: m, base_url: 'localhost:11434'}}", "search.embedder.base_url"},
 		{"search: {embedder: {model: m, dimensions: -1}}", "search.embedder.dimensions"},
