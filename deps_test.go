@@ -207,7 +207,9 @@ var layers = []struct {
 	// The core contracts (llm.Model, search.Engine, tool.Tool) sit with
 	// their drivers, as database/sql/driver does: an adapter imports the
 	// interface it implements, never the domain above it.
-	{"contracts, drivers and helpers", []string{"store", "queue", "internal", "llm", "search", "tool"}},
+	// tool/imagegen (with comfytest, imagegentest) is a tool package
+	// like tool/caldav: it imports tool and nothing above.
+	{"contracts, drivers and helpers", []string{"store", "queue", "internal", "llm", "search", "tool", "tool/imagegen"}},
 }
 
 // layerOf returns the index in layers of dir, -1 when no prefix places it.
