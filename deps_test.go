@@ -208,9 +208,10 @@ var layers = []struct {
 	// The core contracts (llm.Model, search.Engine, tool.Tool) sit with
 	// their drivers, as database/sql/driver does: an adapter imports the
 	// interface it implements, never the domain above it.
-	// tool/web (web_search, web_fetch, browser) is a tool like the others:
-	// it imports tool and internal/egress, never a layer above.
-	{"contracts, drivers and helpers", []string{"store", "queue", "internal", "llm", "search", "tool", "tool/web"}},
+	// tool/web (web_search, web_fetch, browser) and tool/imagegen (with
+	// comfytest, imagegentest) are tools like tool/caldav: they import
+	// tool and internal helpers, never a layer above.
+	{"contracts, drivers and helpers", []string{"store", "queue", "internal", "llm", "search", "tool", "tool/web", "tool/imagegen"}},
 }
 
 // layerOf returns the index in layers of dir, -1 when no prefix places it.

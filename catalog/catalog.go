@@ -248,6 +248,14 @@ func (c *Catalog) resolve(workspaceID string, names, knowledgeBases []string, st
 	if err != nil {
 		return nil, nil, err
 	}
+	for i, t := range tools {
+		// A registry tool that acts inside a workspace (generate_image
+		// stores its images there) is bound to this one, as kb_search
+		// is above: the workspace comes from the caller, not the model.
+		if wb, ok := t.(tool.WorkspaceBound); ok {
+			tools[i] = wb.ForWorkspace(workspaceID)
+		}
+	}
 	tools = append(tools, wsTools...)
 	if kbTool != nil {
 		tools = append(tools, kbTool)

@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -135,5 +136,50 @@ func TestCheckIsStrict(t *testing.T) {
 	}
 	if err := c.Check("ws", []string{catalog.KBSearchTool}); !errors.Is(err, tool.ErrUnknownTool) {
 		t.Errorf("Check(kb_search) without knowledge = %v, want tool.ErrUnknownTool", err)
+	}
+}
+
+// boundTool is a tool.WorkspaceBound that says which workspace it is
+// bound to.
+type boundTool struct{ ws string }
+
+func (boundTool) Name() string                       { return "where_am_i" }
+func (boundTool) Description() string                { return "Says the workspace it was bound to." }
+func (boundTool) Schema() json.RawMessage            { return nil }
+func (boundTool) Capability() tool.Capability        { return tool.CapabilityLow }
+func (b boundTool) ForWorkspace(ws string) tool.Tool { return boundTool{ws: ws} }
+func (b boundTool) Call(context.Context, json.RawMessage) (tool.Result, error) {
+	if b.ws == "" {
+		return tool.Result{}, errors.New("not bound")
+	}
+	return tool.Result{Content: b.ws}, nil
+}
+
+// TestResolveBindsWorkspaceTools: a registry tool that acts inside a
+// workspace reaches each caller bound to the caller's workspace.
+func TestResolveBindsWorkspaceTools(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reg := &tool.Registry{}
+	if err := reg.Register(boundTool{}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.New(ctx, newStore(t), newBox(t), &catalog.Options{Sync: -1, Tools: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	for _, ws := range []string{"ws-a", "ws-b"} {
+		tools, _, err := c.Resolve(ws, []string{"where_am_i"}, nil, nil)
+		if err != nil || len(tools) != 1 {
+			t.Fatalf("Resolve(%s) = %v, %v", ws, tools, err)
+		}
+		res, err := tools[0].Call(ctx, nil)
+		if err != nil || res.Content != ws {
+			t.Errorf("tool resolved for %s answered %q, %v", ws, res.Content, err)
+		}
+	}
+	if reg, _ := reg.Get("where_am_i"); reg.(boundTool).ws != "" {
+		t.Error("binding changed the registered tool")
 	}
 }

@@ -62,6 +62,7 @@ func (s *Server) registerKnowledge() {
 		{"GET /api/kbs/{id}/jobs/{job}", identity.PermRead, s.getIngestJob},
 		{"GET /api/kbs/{id}/jobs/{job}/events", identity.PermRead, s.ingestJobEvents},
 		{"POST /api/upload", identity.PermChat, s.upload},
+		{"GET /api/uploads/{id}", identity.PermRead, s.getUpload},
 	}
 	for _, rt := range routes {
 		s.handle(rt.pattern, rt.perm, s.needKnowledge(rt.h))

@@ -41,7 +41,7 @@ func TestNodeKinds(t *testing.T) {
 		names = append(names, k.Kind)
 		byKind[k.Kind] = k
 	}
-	want := []string{"a2a-agent", "agent", "approval", "autonomous", "code", "condition", "contract", "end", "http-request", "human",
+	want := []string{"a2a-agent", "agent", "approval", "autonomous", "code", "condition", "contract", "end", "http-request", "human", "image",
 		"iteration", "loop", "normalize", "output_check", "parallel", "rag", "router", "start", "tool"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("kinds = %v, want %v", names, want)

@@ -305,6 +305,11 @@ func (w *matrixWorld) seed(ws store.Workspace, suffix string) {
 		Capability: store.CapabilityHigh, Summary: "publish the press release of " + suffix, RequestedBy: "system:seed"}); err != nil {
 		t.Fatal(err)
 	}
+	up, err := w.env.Store.Uploads().Put(ctx, store.Upload{WorkspaceID: ws.ID, Name: "pic-" + suffix + ".png", ContentType: "image/png",
+		Data: []byte("png of " + suffix), Size: int64(len("png of " + suffix)), ExpiresAt: time.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	inv, err := w.ids.Invite(ctx, identity.CLI, ws.ID, identity.RoleGuest, "")
 	if err != nil {
 		t.Fatal(err)
@@ -321,6 +326,7 @@ func (w *matrixWorld) seed(ws store.Workspace, suffix string) {
 		"conversations/id": conv.ID,
 		"memories/id":      mem.ID,
 		"kbs/id":           "docs-" + suffix,
+		"uploads/id":       up.ID,
 		// No ingest job is seeded (it would need an upload); an unknown
 		// job still reaches the handler once authorized.
 		"jobs/job":             "no-such-job",

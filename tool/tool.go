@@ -159,3 +159,18 @@ type KeyedArgs interface {
 	Tool
 	WithIdempotencyKey(args json.RawMessage, key string) (json.RawMessage, error)
 }
+
+// WorkspaceBound is a tool whose calls act inside one workspace, such as
+// generate_image, which stores what it makes as the workspace's uploads.
+// The registry holds it unbound; whoever hands tools to a caller (package
+// catalog, for agents and task steps alike) calls ForWorkspace with the
+// caller's workspace and hands out the bound tool, so the workspace is an
+// argument fixed before the model can call, never read from the context.
+// The unbound tool's Call fails with a Go error: reaching it is a wiring
+// mistake, not something the model can fix.
+type WorkspaceBound interface {
+	Tool
+	// ForWorkspace returns the tool bound to workspaceID, with the same
+	// name, schema and capability.
+	ForWorkspace(workspaceID string) Tool
+}

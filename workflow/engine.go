@@ -81,7 +81,10 @@ type Services struct {
 	// Actions performs tool nodes' calls and approval nodes' questions
 	// for the run's task (package task).
 	Actions Actions
-	Logger  *slog.Logger
+	// Images draws image nodes' pictures and stores them as uploads of
+	// the run's workspace (tool/imagegen).
+	Images ImageGenerator
+	Logger *slog.Logger
 }
 
 // KnowledgeSearcher searches a workspace's knowledge bases, named by name or

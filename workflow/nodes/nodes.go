@@ -42,6 +42,7 @@ var builtins = []func() workflow.Kind{
 	autonomousKind,
 	toolKind,
 	approval,
+	imageKind,
 }
 
 // RegisterBuiltins registers every built-in node kind with reg.

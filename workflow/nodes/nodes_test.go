@@ -37,6 +37,7 @@ func TestBuiltinFlags(t *testing.T) {
 		"output_check": {Executable: true, Available: true},
 		"tool":         {Executable: true, Imperative: true, Available: true},
 		"approval":     {Executable: true, Imperative: true, Available: true},
+		"image":        {Executable: true, Available: true},
 	}
 	reg := workflow.NewRegistry()
 	if err := nodes.RegisterBuiltins(reg); err != nil {

@@ -265,6 +265,7 @@ func TestDescribeBuiltins(t *testing.T) {
 		"output_check": {category: workflow.CategoryQuality},
 		"tool":         {category: workflow.CategoryIntegration, effects: true},
 		"approval":     {category: workflow.CategoryHuman, human: true},
+		"image":        {category: workflow.CategoryIntegration, effects: true},
 	}
 	descs := reg.Describe()
 	if len(descs) != len(want) {
