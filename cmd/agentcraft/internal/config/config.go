@@ -133,6 +133,9 @@ type Tools struct {
 	// FilesDir is the sandbox of file_read and file_list (nothing outside
 	// it is readable, through .. or symlinks). Empty: no file tools.
 	FilesDir string `yaml:"files_dir"`
+	// Images is the image back end of generate_image and workflow image
+	// nodes (images.go). Default: none.
+	Images Images `yaml:"images"`
 }
 
 // Search configures knowledge-base search. Without an embedder, knowledge
@@ -328,6 +331,9 @@ func (c *Config) resolvePaths(dir string) {
 	}
 	c.Secrets.MasterKeyFile = rel(c.Secrets.MasterKeyFile)
 	c.Tools.FilesDir = rel(c.Tools.FilesDir)
+	if !c.Tools.Images.InlineWorkflow() {
+		c.Tools.Images.Workflow = rel(c.Tools.Images.Workflow)
+	}
 }
 
 func envMap(environ []string) map[string]string {
@@ -462,6 +468,7 @@ func (c *Config) Validate() error {
 		bad("workflows.storage_quota_mib", "%d is not -1 (none), 0 (default 1024) or a size in MiB", c.Workflows.StorageQuotaMiB)
 	}
 	c.validateTasks(bad)
+	c.validateImages(bad)
 	if c.Server.GCPercent < 10 || c.Server.GCPercent > 10000 {
 		bad("server.gc_percent", "%d is not between 10 and 10000", c.Server.GCPercent)
 	}
