@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
@@ -64,7 +65,7 @@ func TestRunImageNodeComfyUI(t *testing.T) {
 	var res struct {
 		Prompt string
 		Images []struct {
-			UploadID string `json:"upload_id"`
+			UploadID  string `json:"upload_id"`
 			MIME, URL string
 		}
 	}
@@ -78,7 +79,7 @@ func TestRunImageNodeComfyUI(t *testing.T) {
 	if made := srv.Images(); len(made) != 1 || !bytes.Equal(up.Data, made[0]) || up.ContentType != "image/png" {
 		t.Errorf("upload holds %d bytes of %s, want ComfyUI's PNG", len(up.Data), up.ContentType)
 	}
-	if d := up.ExpiresAt.Sub(up.CreatedAt); d < 167*60*60*1e9 {
+	if d := up.ExpiresAt.Sub(up.CreatedAt); d < 167*time.Hour {
 		t.Errorf("upload kept %v, want the default week", d)
 	}
 }
