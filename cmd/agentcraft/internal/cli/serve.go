@@ -36,6 +36,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/task"
 	"github.com/agentcraftlab/agentcraft/tool"
+	"github.com/agentcraftlab/agentcraft/tool/imagegen"
 )
 
 func serveCmd(e *env) *cobra.Command {
@@ -96,6 +97,9 @@ type stack struct {
 	// ledger performs workflow tool and approval nodes for tasks (the
 	// engine's workflow.Actions).
 	ledger *task.Ledger
+	// images draws workflow image nodes' pictures (tools.images); nil
+	// when no image back end is configured.
+	images *imagegen.Generator
 	// gate holds agents' tool calls of tasks.hold_tools and above as tasks
 	// (run.Options.Gate); the task service is attached once built.
 	gate    *task.ToolGate
@@ -171,6 +175,9 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 		return nil, err
 	}
 	if err := registerWeb(cfg, eg, s.p); err != nil {
+		return nil, err
+	}
+	if err := registerImages(cfg, s, platformLog); err != nil {
 		return nil, err
 	}
 	s.ledger = task.NewLedger(s.st, taskTools{p: s.p, kb: s.knowledge}, &task.LedgerOptions{Policy: taskPolicy(cfg), WorkspacePolicies: workspacePolicies(cfg), Logger: platformLog})

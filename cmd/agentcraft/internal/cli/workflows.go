@@ -39,6 +39,9 @@ func newEngine(cfg config.Config, stk *stack, logger *slog.Logger) (*workflow.En
 		if stk.ledger != nil {
 			svc.Actions = stk.ledger
 		}
+		if stk.images != nil {
+			svc.Images = stk.images
+		}
 	}
 	return workflow.NewEngine(reg, svc, &workflow.EngineDefaults{MaxSteps: cfg.Workflows.MaxSteps, Timeout: cfg.Workflows.Timeout}), nil
 }

@@ -141,6 +141,9 @@ type Tools struct {
 	WebFetch WebFetch `yaml:"web_fetch"`
 	// Browser tunes the browser tool (headless Chromium).
 	Browser Browser `yaml:"browser"`
+	// Images is the image back end of generate_image and workflow image
+	// nodes (images.go). Default: none.
+	Images Images `yaml:"images"`
 }
 
 // Search configures knowledge-base search. Without an embedder, knowledge
@@ -336,6 +339,9 @@ func (c *Config) resolvePaths(dir string) {
 	}
 	c.Secrets.MasterKeyFile = rel(c.Secrets.MasterKeyFile)
 	c.Tools.FilesDir = rel(c.Tools.FilesDir)
+	if !c.Tools.Images.InlineWorkflow() {
+		c.Tools.Images.Workflow = rel(c.Tools.Images.Workflow)
+	}
 }
 
 func envMap(environ []string) map[string]string {
@@ -471,6 +477,7 @@ func (c *Config) Validate() error {
 	}
 	c.validateTasks(bad)
 	c.validateTools(bad)
+	c.validateImages(bad)
 	if c.Server.GCPercent < 10 || c.Server.GCPercent > 10000 {
 		bad("server.gc_percent", "%d is not between 10 and 10000", c.Server.GCPercent)
 	}

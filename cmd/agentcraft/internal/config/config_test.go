@@ -309,3 +309,70 @@ tasks:
 		t.Errorf("without channels.line: %+v, %v; want the channel off", cfg.Channels.LINE, err)
 	}
 }
+
+// TestImages: tools.images, the image back end, with its key from the
+// environment, its workflow path relative to the file, and every
+// mistake named by its path.
+func TestImages(t *testing.T) {
+	p := write(t, `
+tools:
+  images:
+    backend: comfyui
+    base_url: "http://127.0.0.1:8188"
+    workflow: workflows/txt2img.json
+    timeout: 2m
+    poll_interval: 500ms
+    keep: 24h
+`)
+	cfg, err := Load(p, []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Images{Backend: ImagesComfyUI, BaseURL: "http://127.0.0.1:8188", Workflow: filepath.Join(filepath.Dir(p), "workflows", "txt2img.json"),
+		Timeout: 2 * time.Minute, PollInterval: 500 * time.Millisecond, Keep: 24 * time.Hour}
+	if diff := cmp.Diff(want, cfg.Tools.Images); diff != "" {
+		t.Errorf("tools.images (-want +got):\n%s", diff)
+	}
+
+	// Inline workflows stay as written; the key comes from ${ENV}.
+	cfg, err = Load(write(t, `
+tools:
+  images: {backend: openai, api_key: "${OPENAI_API_KEY}", model: dall-e-3}
+`), []string{"OPENAI_API_KEY=sk-img"})
+	if err != nil || cfg.Tools.Images.APIKey != "sk-img" || cfg.Tools.Images.Model != "dall-e-3" {
+		t.Fatalf("openai = %+v, %v", cfg.Tools.Images, err)
+	}
+	inline := `{"6": {"class_type": "CLIPTextEncode", "inputs": {"text": "{{prompt}}"}}}`
+	cfg, err = Load(write(t, "tools:\n  images:\n    backend: comfyui\n    base_url: http://gpu:8188\n    workflow: '"+inline+"'\n"), []string{})
+	if err != nil || cfg.Tools.Images.Workflow != inline || !cfg.Tools.Images.InlineWorkflow() {
+		t.Fatalf("inline workflow = %q, %v", cfg.Tools.Images.Workflow, err)
+	}
+	// Scalars are overridable like every other key.
+	cfg, err = Load(write(t, ""), []string{"AGENTCRAFT_TOOLS_IMAGES_BACKEND=openai", "AGENTCRAFT_TOOLS_IMAGES_TIMEOUT=90s"})
+	if err != nil || cfg.Tools.Images.Backend != ImagesOpenAI || cfg.Tools.Images.Timeout != 90*time.Second {
+		t.Fatalf("env overrides = %+v, %v", cfg.Tools.Images, err)
+	}
+	if s := cfg.Tools.Images; s.LogValue().String() == "" || strings.Contains(Images{APIKey: "sk-x"}.LogValue().String(), "sk-x") {
+		t.Error("LogValue shows the key")
+	}
+
+	for _, tc := range []struct{ body, want string }{
+		{"tools: {images: {backend: dalle}}", `tools.images.backend: "dalle" is not openai or comfyui`},
+		{"tools: {images: {base_url: 'http://x'}}", "tools.images.backend: is empty"},
+		{"tools: {images: {backend: comfyui, workflow: w.json}}", "tools.images.base_url: is empty"},
+		{"tools: {images: {backend: comfyui, base_url: 'http://x:8188'}}", "tools.images.workflow: is empty"},
+		{"tools: {images: {backend: comfyui, base_url: 'http://x:8188', workflow: w.json, model: sdxl}}", "tools.images.model: is for the openai back end"},
+		{"tools: {images: {backend: openai, workflow: w.json}}", "tools.images.workflow: is for the comfyui back end"},
+		{"tools: {images: {backend: openai, poll_interval: 1s}}", "tools.images.poll_interval: is for the comfyui back end"},
+		{"tools: {images: {backend: openai, base_url: 'api.openai.com'}}", "tools.images.base_url"},
+		{"tools: {images: {backend: openai, timeout: -1s}}", "tools.images.timeout"},
+		{"tools: {images: {backend: comfyui, base_url: 'http://x', workflow: w, timeout: 1s, poll_interval: 2s}}", "tools.images.poll_interval: 2s is not shorter than timeout 1s"},
+		{"tools: {images: {backend: openai, keep: 1s}}", "tools.images.keep"},
+		{"tools: {images: {backend: openai, modle: x}}", "tools.images.modle: unknown key"},
+	} {
+		_, err := Load(write(t, tc.body), []string{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want mention of %s", tc.body, err, tc.want)
+		}
+	}
+}
