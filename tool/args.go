@@ -331,3 +331,20 @@ func orArgs(field string) string {
 	}
 	return field
 }
+
+// DecodeArguments checks args against schema as CheckArguments does and
+// decodes them into dst (a pointer to a struct with json tags matching
+// the schema). ok == false comes with the error Result for the model,
+// ending with example: the one way a tool outside this package reads its
+// arguments.
+func DecodeArguments(schema json.RawMessage, example string, args json.RawMessage, dst any) (Result, bool) {
+	text, res, ok := CheckArguments(schema, args)
+	if !ok {
+		res.Content += " Example: " + example
+		return res, false
+	}
+	if err := json.Unmarshal(text, dst); err != nil {
+		return ErrorResult("invalid arguments: %v. Example: %s", jsonMessage(err), example), false
+	}
+	return Result{}, true
+}

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentcraftlab/agentcraft/tool"
 	"github.com/emersion/go-webdav/caldav"
+
+	"github.com/agentcraftlab/agentcraft/tool"
 )
 
 // Defaults and limits.

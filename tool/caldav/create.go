@@ -16,8 +16,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/agentcraftlab/agentcraft/tool"
 	"github.com/emersion/go-ical"
+
+	"github.com/agentcraftlab/agentcraft/tool"
 )
 
 // Limits of calendar_create_event's arguments.
@@ -98,7 +99,7 @@ func parseCreate(args json.RawMessage) (newEvent, tool.Result, bool) {
 		Location    string `json:"location"`
 		UID         string `json:"uid"`
 	}
-	if res, ok := decodeArgs(createSchema, createExample, args, &in); !ok {
+	if res, ok := tool.DecodeArguments(json.RawMessage(createSchema), createExample, args, &in); !ok {
 		return newEvent{}, res, false
 	}
 	ev := newEvent{uid: in.UID, summary: strings.TrimSpace(in.Summary), description: in.Description, location: strings.TrimSpace(in.Location)}
@@ -149,20 +150,6 @@ func checkText(s string, multiline bool) string {
 		}
 	}
 	return ""
-}
-
-// decodeArgs checks args against schema (unknown fields and wrong types
-// are refused, naming the field) and decodes them into dst.
-func decodeArgs(schema, example string, args json.RawMessage, dst any) (tool.Result, bool) {
-	text, res, ok := tool.CheckArguments(json.RawMessage(schema), args)
-	if !ok {
-		res.Content += " Example: " + example
-		return res, false
-	}
-	if err := json.Unmarshal(text, dst); err != nil {
-		return tool.ErrorResult("invalid arguments: %v. Example: %s", err, example), false
-	}
-	return tool.Result{}, true
 }
 
 // Call implements tool.Tool: it PUTs the event with If-None-Match: *, so

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agentcraftlab/agentcraft/tool"
 	"github.com/agentcraftlab/agentcraft/tool/caldav"
 	"github.com/agentcraftlab/agentcraft/tool/caldav/caldavtest"
-	"github.com/google/go-cmp/cmp"
 )
 
 type created struct {

@@ -10,9 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentcraftlab/agentcraft/tool"
 	"github.com/emersion/go-ical"
 	"github.com/emersion/go-webdav/caldav"
+
+	"github.com/agentcraftlab/agentcraft/tool"
 )
 
 // Limits of calendar_list_events.
@@ -77,7 +78,7 @@ func parseList(args json.RawMessage) (listRequest, tool.Result, bool) {
 		To    string `json:"to"`
 		Limit *int   `json:"limit"`
 	}
-	if res, ok := decodeArgs(listSchema, listExample, args, &in); !ok {
+	if res, ok := tool.DecodeArguments(json.RawMessage(listSchema), listExample, args, &in); !ok {
 		return listRequest{}, res, false
 	}
 	var r listRequest

@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agentcraftlab/agentcraft/tool"
 	"github.com/agentcraftlab/agentcraft/tool/caldav"
-	"github.com/google/go-cmp/cmp"
 )
 
 type listed struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -59,7 +60,7 @@ func parseGraph(data []byte) (*graph, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, name := range sortedKeys(inputs) {
+		for _, name := range slices.Sorted(maps.Keys(inputs)) {
 			if err := g.scan(inputs[name], fmt.Sprintf("node %s input %q", id, name)); err != nil {
 				return nil, err
 			}
@@ -123,7 +124,7 @@ func (g *graph) scan(v any, at string) error {
 			}
 		}
 	case map[string]any:
-		for _, k := range sortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			if err := g.scan(t[k], at+"."+k); err != nil {
 				return err
 			}
@@ -178,7 +179,7 @@ func substitute(v any, vals map[string]any) any {
 // sortedIDs returns node ids in ComfyUI's order: numbers by value, then
 // other ids as text, so errors and outputs come out the same every time.
 func sortedIDs[V any](m map[string]V) []string {
-	ids := sortedKeys(m)
+	ids := slices.Sorted(maps.Keys(m))
 	slices.SortStableFunc(ids, compareIDs)
 	return ids
 }
@@ -209,13 +210,4 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

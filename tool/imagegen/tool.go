@@ -64,14 +64,9 @@ func (t *generateImage) Call(ctx context.Context, args json.RawMessage) (tool.Re
 	if t.workspace == "" {
 		return tool.Result{}, errors.New("imagegen: generate_image was called without a workspace: resolve it through the tool catalog, which binds it")
 	}
-	text, res, ok := tool.CheckArguments(json.RawMessage(generateSchema), args)
-	if !ok {
-		res.Content += " Example: " + generateExample
-		return res, nil
-	}
 	var req Request
-	if err := json.Unmarshal(text, &req); err != nil {
-		return tool.ErrorResult("invalid arguments: %v. Example: %s", err, generateExample), nil
+	if res, ok := tool.DecodeArguments(json.RawMessage(generateSchema), generateExample, args, &req); !ok {
+		return res, nil
 	}
 	out, err := t.gen.Generate(ctx, t.workspace, req)
 	if err != nil {

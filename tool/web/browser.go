@@ -213,7 +213,7 @@ func (b *Browser) Call(ctx context.Context, args json.RawMessage) (tool.Result, 
 	var in struct {
 		Actions []action `json:"actions"`
 	}
-	if res, ok := decodeArgs(b.schema, browserExample, args, &in); !ok {
+	if res, ok := tool.DecodeArguments(json.RawMessage(b.schema), browserExample, args, &in); !ok {
 		return res, nil
 	}
 	if in.Actions[0].Open == nil {

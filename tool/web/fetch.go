@@ -160,7 +160,7 @@ func (f *Fetch) Call(ctx context.Context, args json.RawMessage) (tool.Result, er
 		URL    string `json:"url"`
 		Offset int    `json:"offset"`
 	}
-	if res, ok := decodeArgs(f.schema, fetchExample, args, &in); !ok {
+	if res, ok := tool.DecodeArguments(json.RawMessage(f.schema), fetchExample, args, &in); !ok {
 		return res, nil
 	}
 	u, err := url.Parse(strings.TrimSpace(in.URL))

@@ -178,7 +178,7 @@ func (s *Search) Call(ctx context.Context, args json.RawMessage) (tool.Result, e
 		Query      string `json:"query"`
 		MaxResults int    `json:"max_results"`
 	}
-	if res, ok := decodeArgs(s.schema, searchExample, args, &in); !ok {
+	if res, ok := tool.DecodeArguments(json.RawMessage(s.schema), searchExample, args, &in); !ok {
 		return res, nil
 	}
 	q := strings.TrimSpace(in.Query)

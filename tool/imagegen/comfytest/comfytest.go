@@ -33,6 +33,7 @@ package comfytest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -355,7 +356,7 @@ func findUpstream(graph map[string]any, id, class string) map[string]any {
 			return node
 		}
 		inputs, _ := node["inputs"].(map[string]any)
-		for _, k := range sortedKeys(inputs) {
+		for _, k := range slices.Sorted(maps.Keys(inputs)) {
 			if l, ok := inputs[k].([]any); ok && len(l) == 2 {
 				if src, ok := l[0].(string); ok && !seen[src] {
 					seen[src] = true
@@ -434,13 +435,4 @@ func (s *Server) getQueue(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"queue_running": []any{}, "queue_pending": pending})
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func sortedNodeIDs(graph map[string]any) []string { return sortedKeys(graph) }
+func sortedNodeIDs(graph map[string]any) []string { return slices.Sorted(maps.Keys(graph)) }
