@@ -192,8 +192,5 @@ func (t *ToolRunner) Call(ctx context.Context, c llm.ToolCall) tool.Result {
 	return t.r.callTool(ctx, c).Result
 }
 
-// Has reports whether the agent has a server tool called name.
-func (t *ToolRunner) Has(name string) bool { return t.r.tools[name] != nil }
-
 // Tool returns the agent's tool called name, or nil.
 func (t *ToolRunner) Tool(name string) tool.Tool { return t.r.tools[name] }

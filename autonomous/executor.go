@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -183,7 +184,7 @@ func New(cfg Config) (*Executor, error) {
 		cfg.ApproveFrom = 0
 	}
 	if cfg.Guard == nil {
-		g, err := guard.New(&guard.Options{Injection: true, InjectionAction: guard.Warn})
+		g, err := defaultGuard()
 		if err != nil {
 			return nil, fmt.Errorf("autonomous: guard: %w", err)
 		}
@@ -201,6 +202,12 @@ func New(cfg Config) (*Executor, error) {
 	}
 	return x, nil
 }
+
+// defaultGuard is the injection scanner of tool results, built once: an
+// executor is made per node execution.
+var defaultGuard = sync.OnceValues(func() (guard.Policy, error) {
+	return guard.New(&guard.Options{Injection: true, InjectionAction: guard.Warn})
+})
 
 // Run works toward goal until the root answers, a budget runs out, or a
 // person must answer (Outcome.Wait). Cancelling ctx stops every agent of
@@ -599,12 +606,12 @@ func (w *worker) call(ctx context.Context, step, i int, c llm.ToolCall) (tool.Re
 
 func (w *worker) callTool(ctx context.Context, entry string, c llm.ToolCall) (_ tool.Result, flagged bool, _ error) {
 	e := w.t.e
-	if !contains(w.tools, c.Name) {
+	if !slices.Contains(w.tools, c.Name) {
 		return tool.ErrorResult("tool %q is not available to %s; its tools: %s", c.Name, w.path, strings.Join(w.tools, ", ")), false, nil
 	}
 	tl := e.tools.Tool(c.Name)
 	w.t.mu.Lock()
-	auto := !w.t.tainted && contains(e.cfg.AutoApprove, c.Name)
+	auto := !w.t.tainted && slices.Contains(e.cfg.AutoApprove, c.Name)
 	w.t.mu.Unlock()
 	if !auto && needsApproval(tl, e.cfg.ApproveFrom) {
 		q := Question{Kind: "approval", Agent: w.path, Entry: entry + ".approval", Tool: c.Name, Arguments: c.Arguments,
@@ -668,13 +675,4 @@ func approved(ans any) (bool, string) {
 		return approved(m)
 	}
 	return false, ""
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -1,6 +1,7 @@
 package autonomous
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,7 +73,7 @@ func def(name, desc, schema string) llm.ToolDef {
 func (w *worker) toolDefs() []llm.ToolDef {
 	var defs []llm.ToolDef
 	for _, t := range w.t.e.cfg.Agent.Tools {
-		if contains(w.tools, t.Name()) {
+		if slices.Contains(w.tools, t.Name()) {
 			defs = append(defs, tool.Def(t))
 		}
 	}
@@ -126,15 +127,21 @@ func (s *sub) status() string {
 
 // meta runs one meta-tool call.
 func (w *worker) meta(ctx context.Context, step, i int, c llm.ToolCall) (tool.Result, error) {
+	// The same check every tool call gets (schema, repairs, size), so a
+	// meta-tool call the model got wrong reads like any other tool's error.
+	text, bad, ok := tool.CheckArguments(metaDefs[c.Name].Parameters, json.RawMessage(c.Arguments))
+	if !ok {
+		return tool.ErrorResult("invalid arguments for %s: %s", c.Name, strings.TrimPrefix(bad.Content, "invalid arguments: ")), nil
+	}
 	var args map[string]any
-	if err := json.Unmarshal([]byte(cmpOr(c.Arguments, "{}")), &args); err != nil {
+	if err := json.Unmarshal(text, &args); err != nil {
 		return tool.ErrorResult("invalid arguments for %s: %v", c.Name, err), nil
 	}
 	str := func(k string) string { s, _ := args[k].(string); return strings.TrimSpace(s) }
 	t := w.t
 	switch c.Name {
 	case MetaCreateAgent:
-		return w.createAgent(str("name"), str("instructions"), strings_(args["tools"])), nil
+		return w.createAgent(str("name"), str("instructions"), stringList(args["tools"])), nil
 	case MetaAskAgent, MetaSpawnAgent:
 		s, res := w.startSub(ctx, str("name"), str("task"), c.Name == MetaSpawnAgent)
 		if s == nil {
@@ -157,7 +164,7 @@ func (w *worker) meta(ctx context.Context, step, i int, c llm.ToolCall) (tool.Re
 		if f, ok := args["timeout_seconds"].(float64); ok && f > 0 {
 			timeout = time.Duration(f) * time.Second
 		}
-		return w.collect(ctx, strings_(args["ids"]), timeout)
+		return w.collect(ctx, stringList(args["ids"]), timeout)
 	case MetaStopAgent:
 		t.mu.Lock()
 		s := t.subs[str("id")]
@@ -227,14 +234,8 @@ func (w *worker) meta(ctx context.Context, step, i int, c llm.ToolCall) (tool.Re
 	return tool.ErrorResult("unknown meta-tool %q", c.Name), nil
 }
 
-func cmpOr(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
-}
-
-func strings_(v any) []string {
+// stringList reads a JSON array of strings.
+func stringList(v any) []string {
 	list, _ := v.([]any)
 	var out []string
 	for _, x := range list {
@@ -447,7 +448,7 @@ func (w *worker) review(ctx context.Context, step, i int, name string, args map[
 			return tool.Result{Content: "APPROVE (review limit reached: give this draft as your answer)"}, nil
 		}
 		prompt = "You review a draft answer before it is given. Goal and context:\n" + w.goal() +
-			"\n\nDraft:\n" + draft + "\n\nCriteria: " + cmpOr(criteria, "correct, complete, and answering the goal") +
+			"\n\nDraft:\n" + draft + "\n\nCriteria: " + cmp.Or(strings.TrimSpace(criteria), "correct, complete, and answering the goal") +
 			"\n\nReply with APPROVE if it is good enough, otherwise REVISE: followed by what exactly to fix."
 	} else {
 		claim, _ := args["claim"].(string)

@@ -285,12 +285,20 @@ func (h SummaryHistory) Fit(ctx context.Context, msgs []llm.Message, summarize f
 	return append(out, msgs[cut:]...), true, nil
 }
 
+// estimate is the transcript's size in tokens, at four bytes a token. It
+// runs before every model call, so it adds lengths instead of formatting
+// each message as messageText does.
 func estimate(msgs []llm.Message) int {
 	n := 0
 	for _, m := range msgs {
-		n += len(messageText(m)) / 4
+		for _, p := range m.Content {
+			n += len(p.Text)
+		}
+		for _, c := range m.ToolCalls {
+			n += len(c.Name) + len(c.Arguments) + 8
+		}
 	}
-	return n
+	return n / 4
 }
 
 func messageText(m llm.Message) string {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/agentcraftlab/agentcraft/agent"
 	"github.com/agentcraftlab/agentcraft/autonomous"
@@ -81,7 +83,7 @@ func (s *Server) plannerStream(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	pr := principal(r)
-	planner, err := s.runner.Inline(ctx, run.Caller{Principal: pr, Surface: run.SurfacePlanner}, store.Agent{Model: cmpOr(b.Planner, b.Model), Source: store.SourceAPI})
+	planner, err := s.runner.Inline(ctx, run.Caller{Principal: pr, Surface: run.SurfacePlanner}, store.Agent{Model: cmp.Or(b.Planner, b.Model), Source: store.SourceAPI})
 	if err != nil {
 		apierr.Write(w, apierr.BadRequest("planner", err.Error()))
 		return
@@ -93,27 +95,31 @@ func (s *Server) plannerStream(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sw := sse.NewWriter(w)
+	// The planner's call and a long step leave the stream quiet; a
+	// comment goes out every keep-alive interval, as on /api/runs/{id}/events.
+	var mu sync.Mutex // serializes the events and the keep-alives
+	defer sse.KeepAlive(sw, s.opts.SSEKeepAlive, &mu)()
 	send := func(event string, v any) bool {
 		data, _ := json.Marshal(v)
+		mu.Lock()
+		defer mu.Unlock()
 		return sw.WriteEvent(sse.Event{Event: event, Data: data}) == nil
 	}
-	checked, _, err := autonomous.Plan(ctx, autonomous.Model{Model: directModel{planner}, ID: planner.Def.ModelID}, b.Goal, b.Tools, ref)
-	var pe *autonomous.PlanError
-	if errors.As(err, &pe) {
-		send("error", map[string]any{"message": pe.Error(), "problems": pe.Problems})
-		return
+	fail := func(err error) {
+		body := map[string]any{"message": err.Error()}
+		if pe := (*autonomous.PlanError)(nil); errors.As(err, &pe) {
+			body["problems"] = pe.Problems
+		}
+		send("error", body)
 	}
+	checked, _, err := autonomous.Plan(ctx, autonomous.Model{Model: directModel{planner}, ID: planner.Def.ModelID}, b.Goal, b.Tools, ref)
 	if err != nil {
-		send("error", map[string]any{"message": err.Error()})
+		fail(err)
 		return
 	}
 	def, err := autonomous.Definition(checked.Plan, flowName(b.Goal), autonomous.ExecutorModel(b.Model), s.opts.Runs.Engine().Registry())
-	if errors.As(err, &pe) {
-		send("error", map[string]any{"message": pe.Error(), "problems": pe.Problems})
-		return
-	}
 	if err != nil {
-		send("error", map[string]any{"message": err.Error()})
+		fail(err)
 		return
 	}
 	if !send("plan", map[string]any{"plan": checked.Plan, "repairs": checked.Repairs, "reference": ref != nil}) {
@@ -122,7 +128,7 @@ func (s *Server) plannerStream(w http.ResponseWriter, r *http.Request) {
 	raw, _ := json.Marshal(def)
 	rn, err := s.opts.Runs.Start(ctx, controlplane.StartRequest{WorkspaceID: pr.WorkspaceID, Definition: raw, Input: controlplane.RunInput{Input: b.Goal}})
 	if err != nil {
-		send("error", map[string]any{"message": err.Error()})
+		fail(err)
 		return
 	}
 	if !send("run", map[string]any{"run_id": rn.ID}) {
@@ -144,15 +150,8 @@ func (s *Server) plannerStream(w http.ResponseWriter, r *http.Request) {
 		return true
 	})
 	if err != nil && ctx.Err() == nil {
-		send("error", map[string]any{"message": err.Error()})
+		fail(err)
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // directModel is a bound agent's bare model as an llm.Model whose calls

@@ -3,7 +3,6 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/autonomous"
@@ -97,11 +96,7 @@ func execAutonomous(ctx context.Context, x *workflow.Exec) (workflow.Result, err
 		}
 	}
 	if ref, ok := x.Node.Config["planner"].(string); ok && ref != "" {
-		spec := workflow.InlineAgent{Model: ref}
-		if p, m, found := strings.Cut(ref, "/"); found {
-			spec.Provider, spec.Model = p, m
-		}
-		pa, err := x.Services.Agents.Inline(ctx, x.AgentCall(), spec)
+		pa, err := x.Services.Agents.Inline(ctx, x.AgentCall(), workflow.InlineAgent{Model: ref})
 		if err != nil {
 			return workflow.Result{}, fmt.Errorf("config.planner: %w", err)
 		}
