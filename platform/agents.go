@@ -235,6 +235,11 @@ func (p *Platform) checkAgent(ctx context.Context, row store.Agent) error {
 		// rather than an internal error.
 		return fmt.Errorf("%w: %w", ErrInvalidAgent, err)
 	}
+	if au := row.Params.Autonomous; au != nil {
+		if err := p.checkAutonomous(ctx, row, au); err != nil {
+			return err
+		}
+	}
 	if len(row.Params.Middleware) > 0 {
 		var as agentSettings
 		if err := json.Unmarshal(row.Params.Middleware, &as); err != nil {
@@ -242,6 +247,32 @@ func (p *Platform) checkAgent(ctx context.Context, row store.Agent) error {
 		}
 		if err := as.Settings.Validate(); err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalidAgent, err)
+		}
+	}
+	return nil
+}
+
+// checkAutonomous reports what would stop an autonomous agent's run: a
+// planner that is no provider's model, a negative limit, an auto_approve
+// tool the agent does not have.
+func (p *Platform) checkAutonomous(ctx context.Context, row store.Agent, au *store.AgentAutonomous) error {
+	if au.Planner != "" {
+		prov, model, ok := strings.Cut(au.Planner, "/")
+		if !ok || prov == "" || model == "" {
+			return fmt.Errorf("%w: autonomous.planner %q must be PROVIDER/MODEL, e.g. openai/gpt-4.1", ErrInvalidAgent, au.Planner)
+		}
+		if _, err := p.providers.Lookup(ctx, row.WorkspaceID, prov); err != nil {
+			return fmt.Errorf("autonomous.planner: %w", err)
+		}
+	}
+	for name, v := range map[string]int{"max_steps": au.MaxSteps, "max_tokens": au.MaxTokens, "max_depth": au.MaxDepth, "max_sub_agents": au.MaxSubAgents} {
+		if v < 0 {
+			return fmt.Errorf("%w: autonomous.%s is %d: use a positive number, or leave it out for the default", ErrInvalidAgent, name, v)
+		}
+	}
+	for i, t := range au.AutoApprove {
+		if !slices.Contains(row.Tools, t) {
+			return fmt.Errorf("%w: autonomous.auto_approve[%d] %q is not one of the agent's tools (%s)", ErrInvalidAgent, i, t, strings.Join(row.Tools, ", "))
 		}
 	}
 	return nil
@@ -272,7 +303,7 @@ func configAgentRow(ca AgentSpec, workspaceID string) (store.Agent, error) {
 		Model:        ca.Model,
 		Instructions: ca.Instructions,
 		Tools:        ca.Tools,
-		Params: store.AgentParams{Temperature: ca.Temperature, MaxTokens: ca.MaxTokens, MaxSteps: ca.MaxSteps, Middleware: mw, KnowledgeBases: ca.KnowledgeBases, Memory: ca.Memory, Skills: ca.Skills,
+		Params: store.AgentParams{Temperature: ca.Temperature, MaxTokens: ca.MaxTokens, MaxSteps: ca.MaxSteps, Middleware: mw, KnowledgeBases: ca.KnowledgeBases, Memory: ca.Memory, Skills: ca.Skills, Autonomous: ca.Autonomous,
 			TokenBudget: ca.TokenBudget, ToolTimeoutSeconds: int(ca.ToolTimeout.Round(time.Second) / time.Second), MaxToolResultBytes: ca.MaxToolResultBytes},
 		Source: store.SourceConfig,
 	}, nil

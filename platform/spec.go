@@ -53,6 +53,9 @@ type AgentSpec struct {
 	// Memory gives the agent the recall, remember and forget tools and
 	// tunes its conversations; see store.AgentMemory. Default none.
 	Memory *store.AgentMemory `yaml:"memory"`
+	// Autonomous makes the agent autonomous: chats run the ReAct
+	// executor as a durable run; see store.AgentAutonomous. Default none.
+	Autonomous *store.AgentAutonomous `yaml:"autonomous"`
 	// Skills names the skills the agent may use (built-in or the
 	// workspace's, package skill): the system prompt lists their names
 	// and descriptions only, and the load_skill and read_skill_file tools

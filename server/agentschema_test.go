@@ -20,6 +20,7 @@ const fullAgent = `{
   "temperature": 0.3, "max_tokens": 512, "max_steps": 4, "token_budget": 9000,
   "tool_timeout": "90s", "max_tool_result_bytes": 2048, "tool_progress": true, "knowledge_bases": [],
   "memory": {"enabled": true, "history_tokens": 4000, "pii": "redact"}, "skills": ["meeting-notes"],
+  "autonomous": {"planner": "fake/fake-model", "max_steps": 6, "max_tokens": 20000, "max_depth": 1, "max_sub_agents": 3, "auto_approve": ["calculator"]},
   "guard": {"injection": true, "rules": [{"name": "secrets", "keywords": ["confidential"], "action": "block"}]},
   "pii": {"locales": ["Global"], "mode": "mask"},
   "rate_limit": {"enabled": true, "rps": 2, "burst": 2},
@@ -98,6 +99,10 @@ func TestAgentBodyTakesEveryFileKey(t *testing.T) {
 	resp, out = c.do("POST", "/api/agents", `{"name":"typo","model":"fake/fake-model","gaurd":{}}`)
 	if resp.StatusCode != 400 || !strings.Contains(string(out), "gaurd") {
 		t.Errorf("unknown top-level key = %d %s, want 400 naming gaurd", resp.StatusCode, out)
+	}
+	resp, out = c.do("POST", "/api/agents", `{"name":"auto","model":"fake/fake-model","tools":["calculator"],"autonomous":{"auto_approve":["shell"]}}`)
+	if resp.StatusCode != 400 || !strings.Contains(string(out), "autonomous.auto_approve[0]") {
+		t.Errorf("auto_approve of a tool the agent lacks = %d %s, want 400 naming autonomous.auto_approve[0]", resp.StatusCode, out)
 	}
 	resp, out = c.do("POST", "/api/agents", `{"name":"typo2","model":"fake/fake-model","guard":{"injekt":true}}`)
 	if resp.StatusCode != 400 || !strings.Contains(string(out), "guard.injekt") {

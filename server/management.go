@@ -160,20 +160,21 @@ func article(noun string) string {
 // tool_timeout_seconds are still accepted (TestAgentBodyTakesEveryFileKey
 // holds the two schemas together).
 type agentBody struct {
-	Name               string             `json:"name"`
-	Model              string             `json:"model"`
-	Instructions       string             `json:"instructions"`
-	Tools              []string           `json:"tools"`
-	Temperature        *float64           `json:"temperature"`
-	MaxTokens          int                `json:"max_tokens"`
-	MaxSteps           int                `json:"max_steps"`
-	TokenBudget        int                `json:"token_budget"`
-	ToolTimeout        apiDuration        `json:"tool_timeout"`
-	MaxToolResultBytes int                `json:"max_tool_result_bytes"`
-	ToolProgress       bool               `json:"tool_progress"`
-	KnowledgeBases     []string           `json:"knowledge_bases"`
-	Memory             *store.AgentMemory `json:"memory"`
-	Skills             []string           `json:"skills"`
+	Name               string                 `json:"name"`
+	Model              string                 `json:"model"`
+	Instructions       string                 `json:"instructions"`
+	Tools              []string               `json:"tools"`
+	Temperature        *float64               `json:"temperature"`
+	MaxTokens          int                    `json:"max_tokens"`
+	MaxSteps           int                    `json:"max_steps"`
+	TokenBudget        int                    `json:"token_budget"`
+	ToolTimeout        apiDuration            `json:"tool_timeout"`
+	MaxToolResultBytes int                    `json:"max_tool_result_bytes"`
+	ToolProgress       bool                   `json:"tool_progress"`
+	KnowledgeBases     []string               `json:"knowledge_bases"`
+	Memory             *store.AgentMemory     `json:"memory"`
+	Skills             []string               `json:"skills"`
+	Autonomous         *store.AgentAutonomous `json:"autonomous"`
 	// Settings are guard, pii, rate_limit, retry and logging, inline.
 	middleware.Settings
 
@@ -214,7 +215,7 @@ func (b agentBody) row(ws string) (store.Agent, *apierr.Error) {
 		Name: strings.TrimSpace(b.Name), Model: strings.TrimSpace(b.Model), Instructions: b.Instructions, Tools: b.Tools,
 		Temperature: b.Temperature, MaxTokens: b.MaxTokens, MaxSteps: b.MaxSteps, TokenBudget: b.TokenBudget,
 		ToolTimeout: time.Duration(b.ToolTimeout), MaxToolResultBytes: b.MaxToolResultBytes, ToolProgress: b.ToolProgress,
-		KnowledgeBases: b.KnowledgeBases, Memory: b.Memory, Skills: b.Skills, Middleware: b.Settings,
+		KnowledgeBases: b.KnowledgeBases, Memory: b.Memory, Skills: b.Skills, Autonomous: b.Autonomous, Middleware: b.Settings,
 	}
 	if b.ToolTimeoutSeconds != 0 {
 		if b.ToolTimeout != 0 {

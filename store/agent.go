@@ -71,6 +71,26 @@ type AgentParams struct {
 	// (package skill): its system prompt lists their names and
 	// descriptions, and its load_skill tool returns their instructions.
 	Skills []string `json:"skills,omitempty"`
+	// Autonomous makes the agent an autonomous one (package autonomous):
+	// a chat with it runs the ReAct executor toward the last user message
+	// as a durable run, with these limits; nil: an ordinary agent.
+	Autonomous *AgentAutonomous `json:"autonomous,omitempty"`
+}
+
+// AgentAutonomous is the autonomous block of an agent, in agentcraft.yaml
+// and the API alike; zero fields take the autonomous node's defaults:
+//
+//	autonomous:
+//	  planner: openai/gpt-4.1      # reflects, reviews, summarises; default: the agent's model
+//	  max_steps: 15                # model calls of each agent of the tree
+//	  auto_approve: [web_fetch]    # medium/high tools run without a decision (until an injection is flagged)
+type AgentAutonomous struct {
+	Planner      string   `yaml:"planner" json:"planner,omitempty"`
+	MaxSteps     int      `yaml:"max_steps" json:"max_steps,omitempty"`
+	MaxTokens    int      `yaml:"max_tokens" json:"max_tokens,omitempty"`
+	MaxDepth     int      `yaml:"max_depth" json:"max_depth,omitempty"`
+	MaxSubAgents int      `yaml:"max_sub_agents" json:"max_sub_agents,omitempty"`
+	AutoApprove  []string `yaml:"auto_approve" json:"auto_approve,omitempty"`
 }
 
 // AgentMemory is the memory block of an agent, in agentcraft.yaml and the

@@ -258,6 +258,14 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		c.failEarly(w, err)
 		return
 	}
+	if au := c.agent.Def.Row.Params.Autonomous; au != nil && h.runs != nil {
+		if len(req.fileIDs) > 0 {
+			c.failEarly(w, badParam("files", "file attachments are read by ordinary agents; an autonomous agent takes text (give it kb_search or web_fetch instead)"))
+			return
+		}
+		c.runAutonomous(ctx, w, body, msgs, c.agent.Def.Row.Name, au)
+		return
+	}
 	task := isOpenWebUITask(msgs)
 	if id, ok, err := h.conversation(ctx, r, req, caller.Principal); err != nil {
 		c.failEarly(w, err)

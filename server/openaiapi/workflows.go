@@ -152,10 +152,21 @@ func (c *call) runWorkflow(ctx context.Context, w http.ResponseWriter, body []by
 		c.failEarly(w, err)
 		return
 	}
+	wr, ok := c.runRequest(w, body, msgs)
+	if !ok {
+		return
+	}
+	c.startAndFollow(ctx, w, controlplane.StartRequest{WorkspaceID: c.pr.WorkspaceID, WorkflowID: wf.ID,
+		WorkflowVersion: wf.Version, Definition: wf.Definition, Input: controlplane.RunInput{Input: wr.input, Vars: wr.vars}}, wr.progress)
+}
+
+// runRequest reads what a chat request tells a run; false when it was
+// answered already: a bad request, or one of Open WebUI's background tasks.
+func (c *call) runRequest(w http.ResponseWriter, body []byte, msgs []llm.Message) (workflowRequest, bool) {
 	wr, err := decodeWorkflowRequest(body, msgs)
 	if err != nil {
 		c.failEarly(w, err)
-		return
+		return wr, false
 	}
 	c.id = newID()
 	c.created = c.start.Unix()
@@ -163,18 +174,65 @@ func (c *call) runWorkflow(ctx context.Context, w http.ResponseWriter, body []by
 		// Open WebUI asks the chat's model for titles, tags and follow-ups
 		// after every answer; running the workflow for them would repeat
 		// its side effects. An empty answer makes Open WebUI use defaults.
-		f := &follower{c: c, w: w}
-		f.answerText("", nil)
+		(&follower{c: c, w: w}).answerText("", nil)
+		return wr, false
+	}
+	return wr, true
+}
+
+// runAutonomous answers a chat completion with an autonomous agent: a
+// durable run of one autonomous node toward the last user message, its
+// steps streamed as reasoning_content. A question or an approval parks
+// the run; the answer says so, with the run id to resume.
+func (c *call) runAutonomous(ctx context.Context, w http.ResponseWriter, body []byte, msgs []llm.Message, name string, au *store.AgentAutonomous) {
+	wr, ok := c.runRequest(w, body, msgs)
+	if !ok {
 		return
 	}
-	run, err := c.h.runs.Start(ctx, controlplane.StartRequest{WorkspaceID: c.pr.WorkspaceID, WorkflowID: wf.ID,
-		WorkflowVersion: wf.Version, Definition: wf.Definition, Input: controlplane.RunInput{Input: wr.input, Vars: wr.vars}})
+	def, err := json.Marshal(autonomousDefinition(name, au))
+	if err != nil {
+		c.failEarly(w, err)
+		return
+	}
+	c.startAndFollow(ctx, w, controlplane.StartRequest{WorkspaceID: c.pr.WorkspaceID, Definition: def,
+		Input: controlplane.RunInput{Input: wr.input, Vars: wr.vars}}, true)
+}
+
+// autonomousDefinition is the one-node workflow an autonomous agent's chat
+// runs: start → autonomous (the agent, its limits, the input as goal) → end.
+func autonomousDefinition(name string, au *store.AgentAutonomous) *workflow.Definition {
+	cfg := map[string]any{"agent": name, "goal": "{{input}}"}
+	if au.Planner != "" {
+		cfg["planner"] = au.Planner
+	}
+	for k, v := range map[string]int{"max_steps": au.MaxSteps, "max_tokens": au.MaxTokens, "max_depth": au.MaxDepth, "max_sub_agents": au.MaxSubAgents} {
+		if v > 0 {
+			cfg[k] = v
+		}
+	}
+	if len(au.AutoApprove) > 0 {
+		list := make([]any, len(au.AutoApprove))
+		for i, t := range au.AutoApprove {
+			list[i] = t
+		}
+		cfg["auto_approve"] = list
+	}
+	return &workflow.Definition{Name: "autonomous-" + name, Description: "chat with autonomous agent " + name,
+		Nodes: []workflow.Node{{ID: "start", Type: "start"}, {ID: "agent", Type: "autonomous", Config: cfg}, {ID: "end", Type: "end"}},
+		Edges: []workflow.Edge{{ID: "e1", Source: "start", Target: "agent"}, {ID: "e2", Source: "agent", Target: "end"}}}
+}
+
+// startAndFollow starts a run and answers the chat completion from it:
+// the run id in a header, progress (when asked and streaming) as
+// reasoning_content, the final output as the answer.
+func (c *call) startAndFollow(ctx context.Context, w http.ResponseWriter, req controlplane.StartRequest, progress bool) {
+	run, err := c.h.runs.Start(ctx, req)
 	if err != nil {
 		c.failEarly(w, workflowError(err))
 		return
 	}
 	w.Header().Set(RunIDHeader, run.ID)
-	f := &follower{c: c, w: w, run: run, progress: wr.progress && c.req.Stream}
+	f := &follower{c: c, w: w, run: run, progress: progress && c.req.Stream}
 	if !c.req.Stream {
 		f.whole(ctx)
 		return
@@ -475,6 +533,48 @@ func progressLine(ev workflow.Event) string {
 		return "⏸ " + node + " waits for input\n"
 	case workflow.EventRunBlocked:
 		return "⛔ input blocked: " + ev.Error + "\n"
+	case workflow.EventAgentStep:
+		return agentStepLine(ev)
+	}
+	return ""
+}
+
+// agentStepLine is the reasoning_content of an autonomous agent's step:
+// its thoughts, tool calls and results, messages between agents,
+// reflections, reviews, guard findings and budget stops.
+func agentStepLine(ev workflow.Event) string {
+	var st struct {
+		Type    string `json:"type"`
+		Agent   string `json:"agent"`
+		Text    string `json:"text"`
+		Tool    string `json:"tool"`
+		Args    string `json:"arguments"`
+		Result  string `json:"result"`
+		IsError bool   `json:"is_error"`
+		To      string `json:"to"`
+	}
+	b, err := json.Marshal(ev.Data)
+	if err != nil || json.Unmarshal(b, &st) != nil {
+		return ""
+	}
+	who := "[" + st.Agent + "] "
+	switch st.Type {
+	case "thought", "answer":
+		if st.Text != "" {
+			return who + st.Text + "\n"
+		}
+	case "tool_call":
+		return who + "Calling " + st.Tool + " " + st.Args + "\n"
+	case "tool_result":
+		status := "returned"
+		if st.IsError {
+			status = "failed"
+		}
+		return who + st.Tool + " " + status + ": " + st.Result + "\n"
+	case "message":
+		return who + "→ " + st.To + ": " + st.Text + "\n"
+	case "reflection", "review", "guard", "budget", "ask":
+		return who + st.Type + ": " + st.Text + "\n"
 	}
 	return ""
 }
