@@ -60,3 +60,12 @@ func (m *Memory) Closest(ctx context.Context, workspaceID, goal string) (*FlowPl
 	}
 	return &p, nil
 }
+
+// KeepPlan implements workflow.PlanKeeper: plan is a FlowPlan's JSON.
+func (m *Memory) KeepPlan(ctx context.Context, workspaceID string, plan json.RawMessage) error {
+	var p FlowPlan
+	if err := json.Unmarshal(plan, &p); err != nil {
+		return fmt.Errorf("autonomous: keep plan: %w", err)
+	}
+	return m.Remember(ctx, workspaceID, p)
+}

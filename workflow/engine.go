@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,10 +82,20 @@ type Services struct {
 	// Actions performs tool nodes' calls and approval nodes' questions
 	// for the run's task (package task).
 	Actions Actions
+	// Plans keeps the plans autonomous nodes' runs reached their goal
+	// with (package autonomous's Memory); nil: they are not kept.
+	Plans PlanKeeper
 	// Images draws image nodes' pictures and stores them as uploads of
 	// the run's workspace (tool/imagegen).
 	Images ImageGenerator
 	Logger *slog.Logger
+}
+
+// PlanKeeper keeps a plan that reached its goal, for the planning of
+// similar goals: plan is the JSON of an autonomous.FlowPlan (package
+// workflow cannot name the type: autonomous builds on it).
+type PlanKeeper interface {
+	KeepPlan(ctx context.Context, workspaceID string, plan json.RawMessage) error
 }
 
 // KnowledgeSearcher searches a workspace's knowledge bases, named by name or

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -127,6 +128,19 @@ func execAutonomous(ctx context.Context, x *workflow.Exec) (workflow.Result, err
 			w.FormSchema = autonomous.ApprovalForm
 		}
 		return workflow.Result{Wait: w}, nil
+	}
+	if out.Status == autonomous.StatusDone && x.Services.Plans != nil {
+		// The delegated work of a run that reached its goal, as a plan the
+		// next planning for a similar goal gets as its reference.
+		if p := autonomous.PlanOfTrace(goal, out.Trace); p != nil {
+			raw, err := json.Marshal(p)
+			if err == nil {
+				err = x.Services.Plans.KeepPlan(ctx, x.WorkspaceID, raw)
+			}
+			if err != nil {
+				x.Services.Logger.Warn("plan_not_kept", "run_id", x.RunID, "node_id", x.Node.ID, "error", err)
+			}
+		}
 	}
 	return workflow.Result{Output: out.Answer}, nil
 }

@@ -97,6 +97,9 @@ type stack struct {
 	// ledger performs workflow tool and approval nodes for tasks (the
 	// engine's workflow.Actions).
 	ledger *task.Ledger
+	// plans is the execution memory of Flow plans (and of the plans of
+	// ReAct runs' traces), over eng.
+	plans *autonomous.Memory
 	// images draws workflow image nodes' pictures (tools.images); nil
 	// when no image back end is configured.
 	images *imagegen.Generator
@@ -181,6 +184,7 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 		return nil, err
 	}
 	s.ledger = task.NewLedger(s.st, taskTools{p: s.p, kb: s.knowledge}, &task.LedgerOptions{Policy: taskPolicy(cfg), WorkspacePolicies: workspacePolicies(cfg), Logger: platformLog})
+	s.plans = autonomous.NewMemory(s.eng)
 	if s.memories, err = memory.NewMemories(s.st, s.eng, &memory.MemoryOptions{Logger: platformLog, Audit: s.p.RecordAudit}); err != nil {
 		return nil, err
 	}
@@ -283,7 +287,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	wf.tasks.Start(ctx)
 	defer wf.tasks.Stop()
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
-		Runs: wf.runs, Plans: autonomous.NewMemory(stk.eng), Tasks: wf.tasks, Knowledge: stk.knowledge, Attachments: attach, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories,
+		Runs: wf.runs, Plans: stk.plans, Tasks: wf.tasks, Knowledge: stk.knowledge, Attachments: attach, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories,
 		Mounts:   slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts(), aguiSrv.Mounts(), lineMounts),
 		Identity: si.ids, OIDC: si.oidc, SecureCookies: cfg.Auth.SecureCookies, Studio: studio.Handler()})
 	if err != nil {

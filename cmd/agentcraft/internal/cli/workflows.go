@@ -42,6 +42,9 @@ func newEngine(cfg config.Config, stk *stack, logger *slog.Logger) (*workflow.En
 		if stk.images != nil {
 			svc.Images = stk.images
 		}
+		if stk.plans != nil {
+			svc.Plans = stk.plans
+		}
 	}
 	return workflow.NewEngine(reg, svc, &workflow.EngineDefaults{MaxSteps: cfg.Workflows.MaxSteps, Timeout: cfg.Workflows.Timeout}), nil
 }
