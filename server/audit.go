@@ -57,14 +57,11 @@ func (s *Server) listAuditLogs(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.BadRequest("until", "until must be later than since"))
 		return
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > store.MaxAuditLimit {
-			apierr.Write(w, apierr.BadRequest("limit", "limit "+strconv.Quote(v)+" is not a number from 1 to "+strconv.Itoa(store.MaxAuditLimit)))
-			return
-		}
-		f.Limit = n
+	n, ok := queryLimit(w, r, store.MaxAuditLimit)
+	if !ok {
+		return
 	}
+	f.Limit = n
 	page, err := s.p.AuditLog(r.Context(), f)
 	if errors.Is(err, store.ErrInvalid) {
 		apierr.Write(w, apierr.BadRequest("cursor", "cursor is malformed: pass the next value of the previous page unchanged"))

@@ -41,6 +41,21 @@ func (s *Server) registerManagement() {
 	s.handle("GET /api/usage", identity.PermRead, s.usage)
 }
 
+// queryLimit reads the limit query parameter of a list (0 when absent); a
+// value outside 1..max is answered with a 400 naming it, and ok is false.
+func queryLimit(w http.ResponseWriter, r *http.Request, max int) (n int, ok bool) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > max {
+		apierr.Write(w, apierr.BadRequest("limit", "limit "+strconv.Quote(v)+" is not a number from 1 to "+strconv.Itoa(max)))
+		return 0, false
+	}
+	return n, true
+}
+
 func workspace(r *http.Request) string {
 	pr, _ := platform.PrincipalFrom(r.Context())
 	return pr.WorkspaceID

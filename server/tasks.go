@@ -159,14 +159,11 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.BadRequest("status", "status "+strconv.Quote(q.Get("status"))+" is not a task status (open, planning, awaiting_approval, running, done, failed, cancelled, expired)"))
 		return
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > store.MaxListLimit {
-			apierr.Write(w, apierr.BadRequest("limit", "limit "+strconv.Quote(v)+" is not a number from 1 to "+strconv.Itoa(store.MaxListLimit)))
-			return
-		}
-		f.Limit = n
+	n, ok := queryLimit(w, r, store.MaxListLimit)
+	if !ok {
+		return
 	}
+	f.Limit = n
 	page, err := s.opts.Tasks.List(r.Context(), workspace(r), f)
 	if errors.Is(err, store.ErrInvalid) {
 		apierr.Write(w, apierr.BadRequest("cursor", "cursor is malformed: pass the next value of the previous page unchanged"))
