@@ -57,7 +57,7 @@ func (s *Server) listAuditLogs(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.BadRequest("until", "until must be later than since"))
 		return
 	}
-	n, ok := queryLimit(w, r, store.MaxAuditLimit)
+	n, ok := queryLimit(w, r, 0, store.MaxAuditLimit)
 	if !ok {
 		return
 	}

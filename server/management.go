@@ -41,16 +41,17 @@ func (s *Server) registerManagement() {
 	s.handle("GET /api/usage", identity.PermRead, s.usage)
 }
 
-// queryLimit reads the limit query parameter of a list (0 when absent); a
-// value outside 1..max is answered with a 400 naming it, and ok is false.
-func queryLimit(w http.ResponseWriter, r *http.Request, max int) (n int, ok bool) {
+// queryLimit reads the limit query parameter of a list: def when absent;
+// a value outside 1..max is answered with a 400 naming it, and ok is
+// false. Every list of the API reads its limit here.
+func queryLimit(w http.ResponseWriter, r *http.Request, def, max int) (n int, ok bool) {
 	v := r.URL.Query().Get("limit")
 	if v == "" {
-		return 0, true
+		return def, true
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > max {
-		apierr.Write(w, apierr.BadRequest("limit", "limit "+strconv.Quote(v)+" is not a number from 1 to "+strconv.Itoa(max)))
+		apierr.Write(w, apierr.BadRequest("limit", fmt.Sprintf("limit %q must be a number from 1 to %d", v, max)))
 		return 0, false
 	}
 	return n, true

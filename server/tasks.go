@@ -159,7 +159,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.BadRequest("status", "status "+strconv.Quote(q.Get("status"))+" is not a task status (open, planning, awaiting_approval, running, done, failed, cancelled, expired)"))
 		return
 	}
-	n, ok := queryLimit(w, r, store.MaxListLimit)
+	n, ok := queryLimit(w, r, 0, store.MaxListLimit)
 	if !ok {
 		return
 	}

@@ -421,14 +421,11 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.BadRequest("status", fmt.Sprintf("status %q is unknown; use one of: %s", f.Status, strings.Join(runStatuses, ", "))))
 		return
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			apierr.Write(w, apierr.BadRequest("limit", fmt.Sprintf("limit %q must be a number from 1 to 1000", v)))
-			return
-		}
-		f.Limit = n
+	n, ok := queryLimit(w, r, 0, 1000)
+	if !ok {
+		return
 	}
+	f.Limit = n
 	runs, err := s.opts.Runs.Runs(r.Context(), workspace(r), f)
 	if err != nil {
 		storeError(w, err)
@@ -460,7 +457,7 @@ type checkpoint struct {
 // A run with 161k checkpoints once answered 15 MB here.
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	ctx, ws, id := r.Context(), workspace(r), r.PathValue("id")
-	limit, ok := pageLimit(w, r)
+	limit, ok := queryLimit(w, r, store.DefaultCheckpointPage, store.MaxCheckpointPage)
 	if !ok {
 		return
 	}
@@ -486,7 +483,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 // from the first), ?limit= as for getRun.
 func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request) {
 	ctx, ws, id := r.Context(), workspace(r), r.PathValue("id")
-	limit, ok := pageLimit(w, r)
+	limit, ok := queryLimit(w, r, store.DefaultCheckpointPage, store.MaxCheckpointPage)
 	if !ok {
 		return
 	}
@@ -524,21 +521,6 @@ func (s *Server) checkpointPage(ctx context.Context, ws, runID string, cursor in
 		cur = strconv.FormatInt(next, 10)
 	}
 	return out, cur, nil
-}
-
-// pageLimit reads ?limit= (1 to store.MaxCheckpointPage; default
-// store.DefaultCheckpointPage). It answers a bad value itself.
-func pageLimit(w http.ResponseWriter, r *http.Request) (int, bool) {
-	v := r.URL.Query().Get("limit")
-	if v == "" {
-		return store.DefaultCheckpointPage, true
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > store.MaxCheckpointPage {
-		apierr.Write(w, apierr.BadRequest("limit", fmt.Sprintf("limit %q must be a number from 1 to %d", v, store.MaxCheckpointPage)))
-		return 0, false
-	}
-	return n, true
 }
 
 // resumedRun is a run with whether the request resumed it.
