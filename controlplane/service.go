@@ -84,7 +84,10 @@ type Service struct {
 
 	mu     sync.Mutex
 	active map[string]context.CancelFunc // runs executing here
-	wg     sync.WaitGroup                // goroutine-executed runs
+	wg     sync.WaitGroup                // goroutine-executed runs and pending deadline checks
+	// checks are the deadline checks of waiting runs not due yet
+	// (checkAt without Options.EnqueueAt); guarded by mu.
+	checks map[*time.Timer]bool
 }
 
 // New returns a Service.
@@ -191,8 +194,22 @@ func (s *Service) enqueue(ctx context.Context, workspaceID, runID string, wake b
 	return nil
 }
 
-// Wait waits for runs executed in goroutines (Options.Enqueue nil).
-func (s *Service) Wait() { s.wg.Wait() }
+// Wait waits for runs executed in goroutines (Options.Enqueue nil). The
+// deadline checks of waiting runs that are not due yet are dropped, not
+// waited for: an approval may be days away, and a waiting run whose
+// deadline passes while no process watches fails when it is next executed
+// or answered (Resume checks the deadline).
+func (s *Service) Wait() {
+	s.mu.Lock()
+	for t := range s.checks {
+		if t.Stop() {
+			delete(s.checks, t)
+			s.wg.Done()
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
 
 // Execute runs (or resumes) a run to its end or its next wait. It is the
 // job queue's handler and is idempotent: a run that is final, waiting or
@@ -377,13 +394,23 @@ func (s *Service) checkAt(ctx context.Context, workspaceID, runID string, at tim
 	if s.opts.EnqueueAt != nil {
 		return s.opts.EnqueueAt(ctx, workspaceID, runID, at)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.checks == nil {
+		s.checks = make(map[*time.Timer]bool)
+	}
 	s.wg.Add(1)
-	time.AfterFunc(time.Until(at), func() {
+	var t *time.Timer
+	t = time.AfterFunc(time.Until(at), func() {
+		s.mu.Lock()
+		delete(s.checks, t)
+		s.mu.Unlock()
 		defer s.wg.Done()
 		if err := s.Execute(context.WithoutCancel(ctx), workspaceID, runID); err != nil {
 			s.opts.Logger.Error("deadline check failed", "run", runID, "err", err)
 		}
 	})
+	s.checks[t] = true
 	return nil
 }
 
