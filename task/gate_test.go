@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/agent"
 	"github.com/agentcraftlab/agentcraft/llm"
@@ -198,10 +199,17 @@ func TestHeldCallAnswersInItsConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitTask(t, tk.ID, store.TaskDone)
-	if _, err := e.svc.Deliver(ctx); err != nil {
-		t.Fatal(err)
+	// The result is queued just after the task is marked done (not in its
+	// transaction): deliver until it has been, for a second at most.
+	var got []string
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := e.svc.Deliver(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got = conv.all(); len(got) >= 2 || time.Now().After(deadline) {
+			break
+		}
 	}
-	got := conv.all()
 	if len(got) != 2 || !strings.HasPrefix(got[1], "conv-7: Approved and done: ") || !strings.Contains(got[1], `"text":"hello"`) {
 		t.Errorf("delivered %q; want the result appended to the conversation", got)
 	}
