@@ -617,7 +617,10 @@ func (w *worker) callTool(ctx context.Context, entry string, c llm.ToolCall) (_ 
 		q := Question{Kind: "approval", Agent: w.path, Entry: entry + ".approval", Tool: c.Name, Arguments: c.Arguments,
 			Capability: tl.Capability().String(),
 			Prompt:     fmt.Sprintf("%s wants to call %s (capability %s) with %s. Approve?", w.path, c.Name, tl.Capability(), truncate(c.Arguments, 500))}
-		ans, ok := w.t.human.Answer(q)
+		ans, ok, err := w.t.human.Answer(ctx, &q)
+		if err != nil {
+			return tool.Result{}, false, fmt.Errorf("autonomous: approval of %s: %w", c.Name, err)
+		}
 		if !ok {
 			return tool.Result{}, false, w.t.park(q)
 		}
@@ -652,8 +655,9 @@ func (w *worker) untrusted(ctx context.Context, c llm.ToolCall, res tool.Result)
 	return res, true
 }
 
-// approved reads an approval's answer: {"approve": bool, "reason": ...}, a
-// bare boolean, or text ("yes", "approve").
+// approved reads an approval's answer: {"approve": bool, "reason": ...}
+// (a person through POST /resume), {"approved": bool, ...} (the task
+// service's decision), a bare boolean, or text ("yes", "approve").
 func approved(ans any) (bool, string) {
 	switch v := ans.(type) {
 	case bool:
@@ -663,6 +667,9 @@ func approved(ans any) (bool, string) {
 		return s == "yes" || s == "y" || s == "approve" || s == "approved" || s == "ok" || s == "true", ""
 	case map[string]any:
 		ok, _ := v["approve"].(bool)
+		if decided, isSet := v["approved"].(bool); isSet {
+			ok = decided
+		}
 		reason, _ := v["reason"].(string)
 		if reason != "" {
 			reason = " (" + reason + ")"

@@ -222,7 +222,10 @@ func (w *worker) meta(ctx context.Context, step, i int, c llm.ToolCall) (tool.Re
 			return tool.ErrorResult("only the root agent may ask the user; send_message your question to parent"), nil
 		}
 		q := Question{Kind: "ask", Agent: w.path, Prompt: str("question"), Entry: fmt.Sprintf("%s:ask%d.%d", w.path, step, i)}
-		ans, ok := t.human.Answer(q)
+		ans, ok, err := t.human.Answer(ctx, &q)
+		if err != nil {
+			return tool.Result{}, fmt.Errorf("autonomous: ask_user: %w", err)
+		}
 		if !ok {
 			return tool.Result{}, t.park(q)
 		}

@@ -156,6 +156,10 @@ type Question struct {
 	Arguments string `json:"arguments,omitempty"`
 	// Capability is the tool's, for an approval.
 	Capability string `json:"capability,omitempty"`
+	// ApprovalID and Deadline name the approval a Human opened for it,
+	// when a person decides it through the task service.
+	ApprovalID string     `json:"approval_id,omitempty"`
+	Deadline   *time.Time `json:"deadline,omitempty"`
 }
 
 // ApprovalForm is the JSON Schema of an approval's answer.
@@ -216,17 +220,22 @@ func recall(j Journal, entry string, out any) bool {
 	return json.Unmarshal(b, out) == nil
 }
 
-// Human is how a run reaches a person: Answer returns the recorded answer
-// to q, or false when there is none yet (the run then parks on q).
+// Human is how a run reaches a person: Answer returns the answer to q, or
+// false when there is none yet (the run then parks on q). It may fill in
+// q's ApprovalID and Deadline when it opened an approval a person decides
+// elsewhere (the task service's inbox, LINE).
 type Human interface {
-	Answer(q Question) (answer any, ok bool)
+	Answer(ctx context.Context, q *Question) (answer any, ok bool, err error)
 }
 
 // journalHuman answers from the journal: a resumed run finds the answer
 // the resume recorded under q.Entry.
 type journalHuman struct{ j Journal }
 
-func (h journalHuman) Answer(q Question) (any, bool) { return h.j.Recall(q.Entry) }
+func (h journalHuman) Answer(_ context.Context, q *Question) (any, bool, error) {
+	ans, ok := h.j.Recall(q.Entry)
+	return ans, ok, nil
+}
 
 // History is the history manager: Fit returns the messages to send, which
 // may compact older ones (by summary) when they outgrow the budget.

@@ -108,6 +108,9 @@ func execAutonomous(ctx context.Context, x *workflow.Exec) (workflow.Result, err
 			x.Emit(workflow.Event{Type: workflow.EventAgentStep, Text: ev.Text, Data: ev})
 		}
 	}
+	if x.Services.Actions != nil {
+		cfg.Human = taskHuman{x: x}
+	}
 	e, err := autonomous.New(cfg)
 	if err != nil {
 		return workflow.Result{}, err
@@ -123,7 +126,7 @@ func execAutonomous(ctx context.Context, x *workflow.Exec) (workflow.Result, err
 		}
 	}
 	if q := out.Wait; q != nil {
-		w := &workflow.Wait{Prompt: q.Prompt, Journal: q.Entry, From: q.Agent}
+		w := &workflow.Wait{Prompt: q.Prompt, Journal: q.Entry, From: q.Agent, ApprovalID: q.ApprovalID, Deadline: q.Deadline}
 		if q.Kind == "approval" {
 			w.FormSchema = autonomous.ApprovalForm
 		}
@@ -143,4 +146,35 @@ func execAutonomous(ctx context.Context, x *workflow.Exec) (workflow.Result, err
 		}
 	}
 	return workflow.Result{Output: out.Answer}, nil
+}
+
+// taskHuman puts the approvals of an autonomous run where every other
+// approval is (P0): the task service's approvals, shown in the inbox and
+// sent to the task's channel (LINE), decided by a person with the role for
+// the capability; the decision resumes the run (task.Service.Decide),
+// whose answer the journal then holds. Questions (ask_user) are answered
+// through the run: POST /api/runs/{id}/resume.
+type taskHuman struct{ x *workflow.Exec }
+
+func (h taskHuman) Answer(ctx context.Context, q *autonomous.Question) (any, bool, error) {
+	if ans, ok := h.x.Recall(q.Entry); ok {
+		return ans, true, nil
+	}
+	if q.Kind != "approval" {
+		return nil, false, nil
+	}
+	x := h.x
+	st, err := x.Services.Actions.Approval(ctx, workflow.ApprovalRequest{WorkspaceID: x.WorkspaceID, RunID: x.RunID, NodeID: x.Node.ID,
+		StepKey: x.Key + workflow.JournalSep + q.Entry, Summary: q.Prompt, Capability: q.Capability})
+	if err != nil {
+		return nil, false, err
+	}
+	switch st.Status {
+	case workflow.ApprovalPending:
+		q.ApprovalID, q.Deadline = st.ID, st.ExpiresAt
+		return nil, false, nil
+	case workflow.ApprovalApproved:
+		return map[string]any{"approved": true, "approval_id": st.ID}, true, nil
+	}
+	return map[string]any{"approved": false, "reason": "the approval was " + st.Status}, true, nil
 }
