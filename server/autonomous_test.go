@@ -53,6 +53,19 @@ func TestAutonomousApprovalThroughTasks(t *testing.T) {
 	if n := len(fake.Requests()); n != 1 {
 		t.Fatalf("%d model requests before the decision, want 1", n)
 	}
+	// An answer through the run API is not an approval: the run parks on
+	// the same pending approval again and the tool does not run.
+	c.json("POST", "/api/runs/"+run.ID+"/resume", `{"input":{"approve":true}}`, http.StatusAccepted, nil)
+	for get().Status != store.RunWaiting {
+		if time.Now().After(deadline) {
+			t.Fatalf("after a resume the run is %s, want waiting on the approval again", get().Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.json("GET", "/api/approvals?status=pending", "", http.StatusOK, &inbox)
+	if len(inbox.Data) != 1 || len(fake.Requests()) != 1 {
+		t.Fatalf("after a resume: %d pending approvals, %d model requests; want the same one approval and no new request", len(inbox.Data), len(fake.Requests()))
+	}
 	c.json("POST", "/api/tasks/"+inbox.Data[0].TaskID+"/approve", `{}`, http.StatusOK, nil)
 	for !get().Status.Final() {
 		if time.Now().After(deadline.Add(10 * time.Second)) {

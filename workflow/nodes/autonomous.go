@@ -152,17 +152,19 @@ func execAutonomous(ctx context.Context, x *workflow.Exec) (workflow.Result, err
 // approval is (P0): the task service's approvals, shown in the inbox and
 // sent to the task's channel (LINE), decided by a person with the role for
 // the capability; the decision resumes the run (task.Service.Decide),
-// whose answer the journal then holds. Questions (ask_user) are answered
-// through the run: POST /api/runs/{id}/resume.
+// which asks again and finds it approved. Questions (ask_user) are
+// answered through the run: POST /api/runs/{id}/resume.
 type taskHuman struct{ x *workflow.Exec }
 
 func (h taskHuman) Answer(ctx context.Context, q *autonomous.Question) (any, bool, error) {
-	if ans, ok := h.x.Recall(q.Entry); ok {
-		return ans, true, nil
-	}
 	if q.Kind != "approval" {
-		return nil, false, nil
+		ans, ok := h.x.Recall(q.Entry)
+		return ans, ok, nil
 	}
+	// Only the approval decides, never an answer in the journal: POST
+	// /api/runs/{id}/resume needs the run permission, not the approver's
+	// role, so whatever it recorded must not approve a call.
+	// Actions.Approval is idempotent per step and returns the decision.
 	x := h.x
 	st, err := x.Services.Actions.Approval(ctx, workflow.ApprovalRequest{WorkspaceID: x.WorkspaceID, RunID: x.RunID, NodeID: x.Node.ID,
 		StepKey: x.Key + workflow.JournalSep + q.Entry, Summary: q.Prompt, Capability: q.Capability})
