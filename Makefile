@@ -8,8 +8,13 @@ BIN := bin/agentcraft
 run:
 	$(GO) run ./cmd/agentcraft serve
 
+# A release build: stripped of the symbol table and DWARF (-s -w), with no
+# build paths (-trimpath), version and commit stamped for `agentcraft version`.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+CLI := github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/cli
 build:
-	$(GO) build -o $(BIN) ./cmd/agentcraft
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X $(CLI).Version=$(VERSION) -X $(CLI).Commit=$(COMMIT)" -o $(BIN) ./cmd/agentcraft
 
 # Rebuild the web studio (web/) from its lockfile into server/studio/dist,
 # which go:embed serves at /. The build is committed, so that `make run`

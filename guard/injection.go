@@ -3,6 +3,7 @@ package guard
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -44,14 +45,24 @@ type injectionPattern struct {
 	family   string
 	weight   float64
 	triggers []string // folded literals; at least one must occur in the sentence
-	re       *regexp.Regexp
+	// compiled builds the regex and its prefilter on first use: compiling
+	// every family at package init cost ~4 MB of heap and most of the
+	// process's start-up time, for tables most servers rarely reach.
+	compiled func() compiledPattern
+}
+
+type compiledPattern struct {
+	re *regexp.Regexp
 	// pre holds literals every match needs, beyond the trigger: a sentence
 	// with "ignore" but none of "above", "so far", … skips the regex.
 	pre prefilter
 }
 
 func pat(family string, weight float64, triggers, re string) injectionPattern {
-	return injectionPattern{family: family, weight: weight, triggers: strings.Split(triggers, "|"), re: regexp.MustCompile(re), pre: newPrefilter(re)}
+	return injectionPattern{family: family, weight: weight, triggers: strings.Split(triggers, "|"),
+		compiled: sync.OnceValue(func() compiledPattern {
+			return compiledPattern{re: regexp.MustCompile(re), pre: newPrefilter(re)}
+		})}
 }
 
 // Word lists shared by the English patterns.
@@ -392,13 +403,14 @@ func detectInjection(fm folded) []injectionHit {
 		}
 		s, p := sents[c[0]], &injectionPatterns[c[1]]
 		sent := text[s[0]:s[1]]
-		if !p.pre.mayMatch(sent, sent) {
+		cp := p.compiled()
+		if !cp.pre.mayMatch(sent, sent) {
 			continue
 		}
 		// The first match per pattern and sentence decides: looking for
 		// more doubled the regex time of attack sentences and changed no
 		// decision on the test sets.
-		for _, loc := range p.re.FindAllStringIndex(sent, 1) {
+		for _, loc := range cp.re.FindAllStringIndex(sent, 1) {
 			start, end := s[0]+loc[0], s[0]+loc[1]
 			score := p.weight * contextFactor(text, s, start, end)
 			if fams == nil {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -19,8 +20,14 @@ import (
 	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
 )
 
-// Version is set at build time with -ldflags "-X .../internal/cli.Version=v1.2.3".
-var Version = ""
+// Version and Commit are set at build time by `make build`, with
+// -ldflags "-X .../internal/cli.Version=v1.2.3 -X .../internal/cli.Commit=abc123".
+// Without them, version and commit come from the build information the go
+// command records (the module version; vcs.revision inside a git checkout).
+var (
+	Version = ""
+	Commit  = ""
+)
 
 func version() string {
 	if Version != "" {
@@ -30,6 +37,38 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// commit is the source revision the binary was built from, "-dirty" when
+// the work tree had changes; "unknown" when neither Commit nor the build
+// information says.
+func commit() string {
+	if Commit != "" {
+		return Commit
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "unknown"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return rev
 }
 
 // env holds what every command shares.
@@ -98,10 +137,10 @@ func rejectUnknownSubcommands(root *cobra.Command) {
 func versionCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version, the commit it was built from and the Go toolchain",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintln(e.stdout, "agentcraft", version())
+			fmt.Fprintf(e.stdout, "agentcraft %s commit %s %s %s/%s\n", version(), commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
 	}

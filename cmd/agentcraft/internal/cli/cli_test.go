@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -19,8 +20,14 @@ func run(t *testing.T, args ...string) (int, string, string) {
 
 func TestVersion(t *testing.T) {
 	code, out, _ := run(t, "version")
-	if code != 0 || !strings.HasPrefix(out, "agentcraft ") {
+	if code != 0 || !strings.HasPrefix(out, "agentcraft ") || !strings.Contains(out, " commit ") || !strings.Contains(out, runtime.Version()) {
 		t.Fatalf("version: %d %q", code, out)
+	}
+	// make build stamps both through -ldflags -X.
+	defer func(v, c string) { Version, Commit = v, c }(Version, Commit)
+	Version, Commit = "v1.2.3", "0123456789ab"
+	if _, out, _ = run(t, "version"); !strings.HasPrefix(out, "agentcraft v1.2.3 commit 0123456789ab ") {
+		t.Fatalf("version with build stamps = %q", out)
 	}
 }
 

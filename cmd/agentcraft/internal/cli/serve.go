@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/autonomous"
@@ -71,6 +72,16 @@ func tuneGC(cfg config.Server, logger *slog.Logger) {
 		limit = strconv.FormatInt(set.MemoryLimit>>20, 10) + " MiB"
 	}
 	logger.Info("gc_settings", "gc_percent", set.GCPercent, "memory_limit", limit, "from_env", strings.Join(set.FromEnv, ","))
+}
+
+// releaseWhenIdle hands the heap start-up left free back to the system,
+// and again whenever the process goes quiet (gctune.ReleaseWhenIdle);
+// the function it returns stops it and waits.
+func releaseWhenIdle(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { gctune.ReleaseWhenIdle(ctx, gctune.IdleRelease{}) })
+	return func() { cancel(); wg.Wait() }
 }
 
 // stack is what a long-running command works with: the database, the
@@ -305,6 +316,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	go func() { errc <- hs.Serve(ln) }()
 	logger.Info("listening", "addr", ln.Addr().String(), "database", u.String(), "auth", cfg.Server.Auth, "version", version())
 	logSetupLink(ctx, si.ids, cfg.Server.Workspace, addrURL(ln.Addr().String()), logger)
+	defer releaseWhenIdle(ctx)()
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

@@ -51,6 +51,7 @@ func workerCmd(e *env) *cobra.Command {
 				return err
 			}
 			logger.Info("worker_started", "database", u.String())
+			defer releaseWhenIdle(ctx)()
 			<-ctx.Done()
 			logger.Info("worker_stopping")
 			sctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
