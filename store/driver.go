@@ -20,6 +20,7 @@ type Driver interface {
 	APIKeyDriver
 	CredentialDriver
 	UsageDriver
+	BudgetDriver
 	UploadDriver
 	OAuthClientDriver
 	ToolDriver
@@ -452,11 +453,27 @@ type UsageDriver interface {
 	// UsageSummaryBy totals the records created at or after p.Since per
 	// group of p.By (valid), ordered bytewise by key; days are UTC.
 	UsageSummaryBy(ctx context.Context, p *UsageSummaryByParams) ([]UsageTotal, error)
+	// UsageSpend reads the budget_spend row of (workspaceID, month); a
+	// missing row is the zero UsageSpend (with Month set), not an error.
+	UsageSpend(ctx context.Context, workspaceID, month string) (UsageSpend, error)
+	// UsageRollup, in one transaction, adds the totals of the records
+	// created before p.Before to the daily totals (per workspace, UTC
+	// day, agent, workflow, actor, api key, end user, provider, model),
+	// deletes those records and returns how many it deleted.
+	UsageRollup(ctx context.Context, p *UsageRollupParams) (int64, error)
+}
+
+// UsageRollupParams select the records UsageRollup folds.
+type UsageRollupParams struct {
+	Before time.Time
 }
 
 // UsageInsertParams are the rows UsageInsert writes; there is at least one.
 type UsageInsertParams struct {
 	Records []UsageRecord
+	// Spend is what the records add to the months' running counts
+	// (budget_spend), in the same transaction.
+	Spend []UsageSpendDelta
 }
 
 // UsageListParams select usage records; see UsageDriver.UsageList.
