@@ -3,12 +3,13 @@ package platform_test
 import (
 	"context"
 	"errors"
-	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/store"
