@@ -3,13 +3,12 @@ package platform_test
 import (
 	"context"
 	"errors"
+	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/store"
