@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -98,9 +99,11 @@ type entry struct {
 	// resetAt is the last admin reset, zero when none.
 	resetAt time.Time
 	// base is the store's running count when loaded; written is what this
-	// process committed since; pending what it queued and has not
-	// committed yet.
+	// process committed since; pending the part of queued made at or
+	// after resetAt (what the store will count once it holds it).
 	base, written, pending spend
+	// queued are the records handed to the writer and not committed yet.
+	queued []queuedRecord
 	// warned are the kinds whose warning this month is known sent.
 	warnedTokens, warnedCost bool
 }
@@ -109,6 +112,28 @@ type entry struct {
 // the month it counts. en.mu must be held.
 func (en *entry) fresh(now time.Time, ttl time.Duration) bool {
 	return !en.loadedAt.IsZero() && now.Sub(en.loadedAt) < ttl && !now.Before(en.start) && now.Before(en.next)
+}
+
+// queuedRecord is a record waiting for the writer.
+type queuedRecord struct {
+	at time.Time
+	s  spend
+}
+
+// setReset sets resetAt and recounts pending: records made before a
+// reset are not counted (the store does not count them either). en.mu
+// must be held.
+func (en *entry) setReset(at time.Time) {
+	if at.Equal(en.resetAt) {
+		return
+	}
+	en.resetAt = at
+	en.pending = spend{}
+	for _, q := range en.queued {
+		if !q.at.Before(at) {
+			en.pending = en.pending.plus(q.s)
+		}
+	}
 }
 
 // spend is a count of tokens and money.
@@ -276,7 +301,8 @@ func (e *Enforcer) refresh(ctx context.Context, workspaceID string, en *entry, n
 	}
 	en.mu.Lock()
 	defer en.mu.Unlock()
-	en.loadedAt, en.month, en.limits, en.custom, en.resetAt = now, month, limits, b.Custom, b.ResetAt
+	en.setReset(b.ResetAt)
+	en.loadedAt, en.month, en.limits, en.custom = now, month, limits, b.Custom
 	en.start = monthStart(now)
 	en.next = en.start.AddDate(0, 1, 0)
 	en.base, en.written = spend{s.Tokens, s.Cost}, spend{}
@@ -317,8 +343,12 @@ func (e *Enforcer) warn(ctx context.Context, workspaceID string, en *entry, kind
 // and is not in the store yet.
 func (e *Enforcer) Add(r store.UsageRecord) {
 	en := e.entry(r.WorkspaceID)
+	q := queuedRecord{at: r.CreatedAt, s: spendOf(r)}
 	en.mu.Lock()
-	en.pending = en.pending.plus(spendOf(r))
+	en.queued = append(en.queued, q)
+	if !q.at.Before(en.resetAt) {
+		en.pending = en.pending.plus(q.s)
+	}
 	en.mu.Unlock()
 }
 
@@ -330,9 +360,15 @@ func (e *Enforcer) Written(recs []store.UsageRecord, ok bool) {
 		en := e.entry(r.WorkspaceID)
 		s := spendOf(r)
 		en.mu.Lock()
-		en.pending = en.pending.plus(spend{-s.tokens, -s.cost})
-		if ok && !r.CreatedAt.Before(en.start) && r.CreatedAt.Before(en.next) {
-			en.written = en.written.plus(s)
+		// Records of one workspace are interchangeable when they match.
+		if i := slices.Index(en.queued, queuedRecord{at: r.CreatedAt, s: s}); i >= 0 {
+			en.queued = slices.Delete(en.queued, i, i+1)
+			if !r.CreatedAt.Before(en.resetAt) {
+				en.pending = en.pending.plus(spend{-s.tokens, -s.cost})
+				if ok && !r.CreatedAt.Before(en.start) && r.CreatedAt.Before(en.next) {
+					en.written = en.written.plus(s)
+				}
+			}
 		}
 		en.mu.Unlock()
 	}

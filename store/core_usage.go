@@ -31,7 +31,6 @@ func (r usage) Record(ctx context.Context, records ...UsageRecord) error {
 		}
 		p.Records[i] = u
 	}
-	p.Spend = spendDeltas(p.Records)
 	if err := r.c.d.UsageInsert(ctx, p); err != nil {
 		return r.c.errorf("record usage: %w", err)
 	}
@@ -68,11 +67,18 @@ func (r usage) SummaryBy(ctx context.Context, workspaceID string, since time.Tim
 	return out, nil
 }
 
-// spendDeltas totals recs per workspace and UTC month, in the order they
-// first appear, for the running counts budgets read.
-func spendDeltas(recs []UsageRecord) []UsageSpendDelta {
+// SpendDeltas totals recs per workspace and UTC month, in the order they
+// first appear, for the running counts budgets read (budget_spend).
+// resetAt gives a workspace's last budget reset (zero: none): a record
+// created before it is not counted, so that a reset counts afresh even
+// for the records of earlier requests still on their way to the store.
+// Drivers call it inside UsageInsert's transaction.
+func SpendDeltas(recs []UsageRecord, resetAt map[string]time.Time) []UsageSpendDelta {
 	var out []UsageSpendDelta
 	for _, u := range recs {
+		if u.CreatedAt.Before(resetAt[u.WorkspaceID]) {
+			continue
+		}
 		month := MonthKey(u.CreatedAt)
 		i := 0
 		for i < len(out) && (out[i].WorkspaceID != u.WorkspaceID || out[i].Month != month) {

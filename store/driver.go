@@ -440,7 +440,10 @@ type CredentialUpsertParams struct {
 
 // UsageDriver holds the verbs of Usage.
 type UsageDriver interface {
-	// UsageInsert stores p.Records, complete (id and created_at set), in
+	// UsageInsert stores p.Records, complete (id and created_at set), and
+	// adds them to their months' running counts (budget_spend, as
+	// SpendDeltas totals them with the workspaces' reset_at read in the
+	// same transaction), in
 	// one transaction: all or none.
 	UsageInsert(ctx context.Context, p *UsageInsertParams) error
 	// UsageList returns at most p.Limit (positive) records created at or
@@ -471,9 +474,6 @@ type UsageRollupParams struct {
 // UsageInsertParams are the rows UsageInsert writes; there is at least one.
 type UsageInsertParams struct {
 	Records []UsageRecord
-	// Spend is what the records add to the months' running counts
-	// (budget_spend), in the same transaction.
-	Spend []UsageSpendDelta
 }
 
 // UsageListParams select usage records; see UsageDriver.UsageList.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -22,6 +23,21 @@ func (d driver) UsageInsert(ctx context.Context, p *store.UsageInsertParams) err
 		return mapErr(err)
 	}
 	defer tx.Rollback(ctx)
+	resets := map[string]time.Time{}
+	for _, u := range p.Records {
+		if _, ok := resets[u.WorkspaceID]; ok {
+			continue
+		}
+		var at *time.Time
+		err := tx.QueryRow(ctx, `SELECT reset_at FROM workspace_budgets WHERE workspace_id = $1`, u.WorkspaceID).Scan(&at)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return mapErr(err)
+		}
+		resets[u.WorkspaceID] = time.Time{}
+		if at != nil {
+			resets[u.WorkspaceID] = *at
+		}
+	}
 	var batch pgx.Batch
 	for _, u := range p.Records {
 		batch.Queue(`INSERT INTO usage_records (`+usageColumns+`)
@@ -31,7 +47,7 @@ func (d driver) UsageInsert(ctx context.Context, p *store.UsageInsertParams) err
 			u.Status, u.ErrorKind, u.CreatedAt, u.Surface, u.Actor, u.RunID,
 			u.Workflow, int64(u.Cost), u.Unpriced)
 	}
-	for _, s := range p.Spend {
+	for _, s := range store.SpendDeltas(p.Records, resets) {
 		batch.Queue(`INSERT INTO budget_spend (workspace_id, month, tokens, cost, requests)
 		VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (workspace_id, month) DO UPDATE SET tokens = budget_spend.tokens + excluded.tokens,

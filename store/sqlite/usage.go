@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/store"
 )
@@ -28,7 +29,22 @@ func (d driver) UsageInsert(ctx context.Context, p *store.UsageInsertParams) err
 				return err
 			}
 		}
-		for _, s := range p.Spend {
+		resets := map[string]time.Time{}
+		for _, u := range p.Records {
+			if _, ok := resets[u.WorkspaceID]; ok {
+				continue
+			}
+			var at int64
+			err := tx.QueryRowContext(ctx, `SELECT reset_at FROM workspace_budgets WHERE workspace_id = ?`, u.WorkspaceID).Scan(&at)
+			if err != nil && err != sql.ErrNoRows {
+				return err
+			}
+			resets[u.WorkspaceID] = time.Time{}
+			if at != 0 {
+				resets[u.WorkspaceID] = fromMicros(at)
+			}
+		}
+		for _, s := range store.SpendDeltas(p.Records, resets) {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO budget_spend (workspace_id, month, tokens, cost, requests)
 				VALUES (?, ?, ?, ?, ?)
 				ON CONFLICT (workspace_id, month) DO UPDATE SET
