@@ -208,11 +208,13 @@ func (r *Runner) Agent(ctx context.Context, c Caller, name string) (*Agent, erro
 	if c.WorkspaceID == "" {
 		return nil, errors.New("run: caller has no workspace")
 	}
-	def, err := r.p.Agent(ctx, c.WorkspaceID, name)
-	if err != nil {
+	// The budget first: a spent workspace is refused whatever it names,
+	// so /v1's workflow/<name> models (not agents) are refused too.
+	if err := r.p.Budgets().Check(ctx, c.WorkspaceID); err != nil {
 		return nil, err
 	}
-	if err := r.p.Budgets().Check(ctx, c.WorkspaceID); err != nil {
+	def, err := r.p.Agent(ctx, c.WorkspaceID, name)
+	if err != nil {
 		return nil, err
 	}
 	return r.bind(c, def), nil
@@ -224,11 +226,11 @@ func (r *Runner) Inline(ctx context.Context, c Caller, row store.Agent) (*Agent,
 	if c.WorkspaceID == "" {
 		return nil, errors.New("run: caller has no workspace")
 	}
-	def, err := r.p.InlineAgent(ctx, c.WorkspaceID, row)
-	if err != nil {
+	if err := r.p.Budgets().Check(ctx, c.WorkspaceID); err != nil {
 		return nil, err
 	}
-	if err := r.p.Budgets().Check(ctx, c.WorkspaceID); err != nil {
+	def, err := r.p.InlineAgent(ctx, c.WorkspaceID, row)
+	if err != nil {
 		return nil, err
 	}
 	return r.bind(c, def), nil
