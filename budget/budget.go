@@ -232,15 +232,14 @@ func (e *Enforcer) Check(ctx context.Context, workspaceID string) error {
 	now := e.now()
 	en := e.entry(workspaceID)
 	en.mu.Lock()
-	fresh := en.fresh(now, e.ttl)
-	en.mu.Unlock()
-	if !fresh {
+	if !en.fresh(now, e.ttl) {
+		en.mu.Unlock()
 		if err := e.refresh(ctx, workspaceID, en, now); err != nil {
 			e.logger.Error("budget_read_failed", "workspace_id", workspaceID, "error", err)
 			return nil
 		}
+		en.mu.Lock()
 	}
-	en.mu.Lock()
 	lim := en.limits
 	if lim == (Limits{}) {
 		en.mu.Unlock()
