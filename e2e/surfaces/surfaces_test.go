@@ -221,8 +221,11 @@ agents:
 				if r.Cost != 98_000 || r.Unpriced {
 					t.Errorf("usage row cost = %v (unpriced %v), want 0.000098 at the configured up/m price", r.Cost, r.Unpriced)
 				}
-				if s.usage == "workflow" && r.RunID == "" {
-					t.Errorf("workflow usage row has no run id: %+v", r)
+				if s.usage == "workflow" && (r.RunID == "" || r.Workflow != "conf-helper") {
+					t.Errorf("workflow usage row has no run id or workflow name (want conf-helper): %+v", r)
+				}
+				if s.usage != "workflow" && r.Workflow != "" {
+					t.Errorf("usage row of %s names workflow %q; want none", s.name, r.Workflow)
 				}
 				if r.LatencyMs < r.UpstreamMs {
 					t.Errorf("usage latency %d ms < upstream %d ms", r.LatencyMs, r.UpstreamMs)
