@@ -254,11 +254,12 @@ func (e *Enforcer) Check(ctx context.Context, workspaceID string) error {
 	warnCost := lim.Cost > 0 && !en.warnedCost && int64(used.cost)*100 >= int64(lim.Cost)*WarnPercent
 	en.mu.Unlock()
 
+	// The warning is sent even if the client goes away meanwhile.
 	if warnTokens {
-		e.warn(ctx, workspaceID, en, store.BudgetTokens, month, lim.Tokens, used.tokens)
+		e.warn(context.WithoutCancel(ctx), workspaceID, en, store.BudgetTokens, month, lim.Tokens, used.tokens)
 	}
 	if warnCost {
-		e.warn(ctx, workspaceID, en, store.BudgetCost, month, int64(lim.Cost), int64(used.cost))
+		e.warn(context.WithoutCancel(ctx), workspaceID, en, store.BudgetCost, month, int64(lim.Cost), int64(used.cost))
 	}
 	var x *ExceededError
 	switch {
