@@ -105,6 +105,8 @@ func TestPackageDirection(t *testing.T) {
 		{from: "kb", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "llm", "rag", "cmd/agentcraft/internal/cli"}},
 		{from: "rag", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "store", "kb", "cmd/agentcraft/internal/cli"}},
 		{from: "a2a", forbidden: []string{"workflow", "controlplane", "server", "platform", "store", "cmd/agentcraft/internal/cli"}},
+		{from: "pricing", forbidden: []string{"store", "llm", "tool", "internal", "workflow", "controlplane", "server", "platform", "agent", "cmd/agentcraft/internal/cli"}},
+		{from: "budget", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "run", "cmd/agentcraft/internal/cli"}},
 		{from: "audit", forbidden: []string{"workflow", "controlplane", "server", "platform", "agent", "cmd/agentcraft/internal/cli"}},
 	}
 	var problems []string
@@ -204,14 +206,16 @@ var layers = []struct {
 	// provider and catalog are services, but they import only the domain
 	// and the contracts; placing them here keeps them from reaching back
 	// up into platform, run or kb.
-	{"domain", []string{"agent", "autonomous", "workflow", "rag", "llm/middleware", "guard", "pii", "audit", "secret", "a2a", "provider", "catalog", "skill"}},
+	{"domain", []string{"agent", "autonomous", "workflow", "rag", "llm/middleware", "guard", "pii", "audit", "secret", "a2a", "provider", "catalog", "skill", "budget"}},
 	// The core contracts (llm.Model, search.Engine, tool.Tool) sit with
 	// their drivers, as database/sql/driver does: an adapter imports the
 	// interface it implements, never the domain above it.
 	// tool/web (web_search, web_fetch, browser) and tool/imagegen (with
 	// comfytest, imagegentest) are tools like tool/caldav: they import
 	// tool and internal helpers, never a layer above.
-	{"contracts, drivers and helpers", []string{"store", "queue", "internal", "llm", "search", "tool", "tool/web", "tool/imagegen"}},
+	// pricing (Money, the price table) is a value package the store's
+	// usage rows carry; it imports nothing of the module.
+	{"contracts, drivers and helpers", []string{"store", "queue", "internal", "llm", "search", "tool", "tool/web", "tool/imagegen", "pricing"}},
 }
 
 // layerOf returns the index in layers of dir, -1 when no prefix places it.

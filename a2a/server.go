@@ -23,6 +23,18 @@ import (
 // ErrUnknownAgent is what Agents.Get returns for a name it does not know.
 var ErrUnknownAgent = errors.New("unknown agent")
 
+// RefusalError is what Agents.Get returns for a caller that may not run
+// the agent now, such as a workspace that has spent its budget: the
+// server answers Status (429) with Message instead of an internal error.
+type RefusalError struct {
+	Status  int
+	Message string
+	Err     error
+}
+
+func (e *RefusalError) Error() string { return e.Message }
+func (e *RefusalError) Unwrap() error { return e.Err }
+
 // AgentInfo is what a card says about an agent.
 type AgentInfo struct {
 	Name        string
@@ -256,6 +268,11 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, name string, fa
 	if err != nil {
 		if errors.Is(err, ErrUnknownAgent) {
 			fail(http.StatusNotFound, CodeInvalidRequest, fmt.Sprintf("no agent named %q; GET %s lists the agents", name, s.opts.Prefix))
+			return nil, false
+		}
+		var refused *RefusalError
+		if errors.As(err, &refused) {
+			fail(refused.Status, CodeInvalidRequest, refused.Message)
 			return nil, false
 		}
 		s.logger.Error("a2a_agent_resolve_failed", "agent", name, "error", err)

@@ -22,6 +22,9 @@ const (
 	KindNotFound Kind = "not_found"
 	// KindRateLimit: the provider or our own limiter throttled (429).
 	KindRateLimit Kind = "rate_limit"
+	// KindQuota: a budget of the caller's workspace is spent (429);
+	// retrying will not help until it resets (RetryAfter says when).
+	KindQuota Kind = "quota"
 	// KindPolicy: a guardrail or policy refused the request.
 	KindPolicy Kind = "policy"
 	// KindProvider: the provider failed (5xx, 529, broken or truncated stream).

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/audit"
+	"github.com/agentcraftlab/agentcraft/budget"
 	"github.com/agentcraftlab/agentcraft/catalog"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
+	"github.com/agentcraftlab/agentcraft/pricing"
 	"github.com/agentcraftlab/agentcraft/provider"
 	"github.com/agentcraftlab/agentcraft/rag"
 	"github.com/agentcraftlab/agentcraft/secret"
@@ -69,6 +71,14 @@ type Options struct {
 	// servers and OpenAPI imports that other processes added, changed or
 	// removed through the API. Default DefaultToolSync; negative: never.
 	ToolSync time.Duration
+	// Pricing prices every usage record (store.UsageRecord.Cost). Default:
+	// pricing.Defaults in USD.
+	Pricing *pricing.Table
+	// Budget configures the monthly budgets checked before every run
+	// (Platform.Budgets): the default limits, the cache TTL. Its Audit,
+	// Logger and Currency are the platform's unless set. Default: no
+	// default limits; budgets set through the API still apply.
+	Budget *budget.Options
 }
 
 // Platform resolves agents and providers for requests. Create it with New,
@@ -77,6 +87,9 @@ type Platform struct {
 	store  store.Store
 	logger *slog.Logger
 	usage  *usageRecorder
+	// pricing prices usage records; budgets checks and counts spending.
+	pricing *pricing.Table
+	budgets *budget.Enforcer
 	// providers are the configured, detected and workspace providers.
 	providers *provider.Registry
 	audit     audit.Recorder
@@ -204,7 +217,25 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (_
 				"reason", "agentcraft.yaml defines an agent of the same name as one created through the API; this process serves the file's")
 		}
 	}
-	p.usage = newUsageRecorder(st.Usage(), p.logger)
+	p.pricing = o.Pricing
+	if p.pricing == nil {
+		p.pricing, _ = pricing.New(pricing.Defaults(), nil, "") // the defaults are USD: cannot fail
+	}
+	var bo budget.Options
+	if o.Budget != nil {
+		bo = *o.Budget
+	}
+	if bo.Audit == nil {
+		bo.Audit = p.RecordAudit
+	}
+	if bo.Logger == nil {
+		bo.Logger = p.logger
+	}
+	if bo.Currency == "" {
+		bo.Currency = p.pricing.Currency()
+	}
+	p.budgets = budget.New(st.Budgets(), st.Usage(), &bo)
+	p.usage = newUsageRecorder(st.Usage(), p.budgets, p.logger)
 	if p.audit == nil {
 		p.ownAudit = audit.NewAsyncRecorder(st.AuditLog(), &audit.Options{Logger: o.Logger})
 		p.audit = p.ownAudit
@@ -225,8 +256,16 @@ func (p *Platform) Stop() {
 	}
 }
 
-// RecordUsage stores r in the background.
+// RecordUsage stores r in the background and counts it against its
+// workspace's budgets at once.
 func (p *Platform) RecordUsage(r store.UsageRecord) { p.usage.record(r) }
+
+// Pricing is the price table usage records are priced with.
+func (p *Platform) Pricing() *pricing.Table { return p.pricing }
+
+// Budgets checks and counts the workspaces' monthly budgets; the run seam
+// calls its Check before every run, the API reads and sets them.
+func (p *Platform) Budgets() *budget.Enforcer { return p.budgets }
 
 // Providers lists the providers a workspace can use.
 func (p *Platform) Providers(ctx context.Context, workspaceID string) ([]ProviderInfo, error) {

@@ -31,6 +31,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/audit"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/pricing"
 	"github.com/agentcraftlab/agentcraft/provider"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
@@ -104,8 +105,10 @@ const (
 type Caller struct {
 	Principal
 	Surface Surface
-	// RunID is the workflow run an agent node belongs to.
-	RunID string
+	// RunID is the workflow run an agent node belongs to; Workflow names
+	// its workflow (usage is grouped by it).
+	RunID    string
+	Workflow string
 	// ConversationID, when set, continues that stored conversation of the
 	// caller's (Options.Conversations): Agent.Run sends the thread's
 	// history (its summary and recent turns) before the input's messages,
@@ -198,10 +201,17 @@ func New(p *platform.Platform, opts *Options) *Runner {
 }
 
 // Agent resolves the caller's agent called name. An unknown name gives an
-// error wrapping ErrUnknownAgent.
+// error wrapping ErrUnknownAgent; a workspace that has spent a monthly
+// budget gets an *llm.Error of kind llm.KindQuota (HTTP 429) before any
+// model is called (package budget).
 func (r *Runner) Agent(ctx context.Context, c Caller, name string) (*Agent, error) {
 	if c.WorkspaceID == "" {
 		return nil, errors.New("run: caller has no workspace")
+	}
+	// The budget first: a spent workspace is refused whatever it names,
+	// so /v1's workflow/<name> models (not agents) are refused too.
+	if err := r.p.Budgets().Check(ctx, c.WorkspaceID); err != nil {
+		return nil, err
 	}
 	def, err := r.p.Agent(ctx, c.WorkspaceID, name)
 	if err != nil {
@@ -211,10 +221,13 @@ func (r *Runner) Agent(ctx context.Context, c Caller, name string) (*Agent, erro
 }
 
 // Inline builds an agent that is not stored (a workflow node's inline
-// configuration) for the caller.
+// configuration) for the caller; its budget is checked as Agent's is.
 func (r *Runner) Inline(ctx context.Context, c Caller, row store.Agent) (*Agent, error) {
 	if c.WorkspaceID == "" {
 		return nil, errors.New("run: caller has no workspace")
+	}
+	if err := r.p.Budgets().Check(ctx, c.WorkspaceID); err != nil {
+		return nil, err
 	}
 	def, err := r.p.InlineAgent(ctx, c.WorkspaceID, row)
 	if err != nil {
@@ -356,8 +369,15 @@ func (a *Agent) record(start time.Time, upstream time.Duration, end agent.RunEnd
 		Surface:      string(c.Surface),
 		Actor:        c.ActorString(),
 		RunID:        c.RunID,
+		Workflow:     c.Workflow,
 		CreatedAt:    start,
 	}
+	// Priced where the row is made, so every surface's rows carry a cost:
+	// cached input at the cached price, the rest at the input price.
+	var priced bool
+	rec.Cost, priced = a.r.p.Pricing().Cost(a.Def.Provider, a.Def.ModelID, pricing.Tokens{
+		Input: end.Usage.InputTokens, Cached: end.Usage.CachedTokens, Output: end.Usage.OutputTokens})
+	rec.Unpriced = !priced
 	if c.Actor == ActorAPIKey {
 		rec.APIKeyID = c.ActorID
 	}

@@ -28,7 +28,7 @@ type workflowAgents struct {
 
 func (w workflowAgents) caller(at workflow.AgentCall) Caller {
 	return Caller{Principal: Principal{WorkspaceID: at.WorkspaceID, Actor: ActorSystem, ActorID: w.actorID},
-		Surface: SurfaceWorkflow, RunID: at.RunID}
+		Surface: SurfaceWorkflow, RunID: at.RunID, Workflow: at.Workflow}
 }
 
 func (w workflowAgents) Named(ctx context.Context, at workflow.AgentCall, name string) (*agent.Agent, error) {

@@ -39,6 +39,7 @@ func (s *Server) registerManagement() {
 	s.handle("DELETE /api/mcp/servers/{name}", identity.PermManageTools, s.deleteMCPServer)
 	s.handle("POST /api/mcp/servers/{name}/test", identity.PermManageTools, s.testMCPServer)
 	s.handle("GET /api/usage", identity.PermRead, s.usage)
+	s.registerBudget()
 }
 
 // queryLimit reads the limit query parameter of a list: def when absent;
@@ -459,12 +460,15 @@ var usageGroupNames = func() string {
 
 // usage serves GET /api/usage: the workspace's model usage since since
 // (RFC 3339, default a day ago). Without by it totals per agent, provider
-// and model (store.UsageSummary rows); by=day|agent|actor|model totals per
-// that group instead (store.UsageTotal rows keyed by the group, days in
-// UTC, oldest first), which the studio's usage charts read:
+// and model (store.UsageSummary rows); by=day|agent|workflow|user|api_key|
+// actor|model totals per that group instead (store.UsageTotal rows keyed
+// by the group, days in UTC, oldest first), which the studio's usage
+// charts read. Every total has its cost (a decimal in currency) and the
+// count of requests whose model the price table does not price:
 //
 //	GET /api/usage?since=2026-01-01T00:00:00Z&by=day
-//	→ {"since": "...", "by": "day", "data": [{"key": "2026-01-01", "requests": 3, "input_tokens": 120, ...}]}
+//	→ {"since": "...", "by": "day", "currency": "USD", "data": [{"key": "2026-01-01", "requests": 3,
+//	   "input_tokens": 120, ..., "cost": 0.0042, "unpriced_requests": 0}]}
 func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	since := time.Now().Add(-24 * time.Hour)
@@ -490,7 +494,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		if totals == nil {
 			totals = []store.UsageTotal{}
 		}
-		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"since": since.UTC(), "by": by, "data": totals})
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"since": since.UTC(), "by": by, "currency": s.p.Pricing().Currency(), "data": totals})
 		return
 	}
 	sum, err := s.p.Usage(r.Context(), workspace(r), since)
@@ -501,5 +505,5 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	if sum == nil {
 		sum = []store.UsageSummary{}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"since": since.UTC(), "data": sum})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"since": since.UTC(), "currency": s.p.Pricing().Currency(), "data": sum})
 }

@@ -470,7 +470,8 @@ func TestUsage(t *testing.T) {
 		Data  []store.UsageSummary
 	}
 	c.json("GET", "/api/usage", "", http.StatusOK, &usage)
-	want := []store.UsageSummary{{Agent: "helper", Provider: "fake", Model: "fake-model", Requests: 1, InputTokens: 12, OutputTokens: 3}}
+	// fake-model has no price: it costs 0 and counts as unpriced.
+	want := []store.UsageSummary{{Agent: "helper", Provider: "fake", Model: "fake-model", Requests: 1, InputTokens: 12, OutputTokens: 3, Unpriced: 1}}
 	if diff := cmp.Diff(want, usage.Data, cmpopts.IgnoreFields(store.UsageSummary{}, "LatencyMs", "UpstreamMs")); diff != "" {
 		t.Errorf("GET /api/usage (-want +got):\n%s", diff)
 	}

@@ -67,16 +67,19 @@ func TestUsageBy(t *testing.T) {
 	tot := func(key string, requests, in, out int64) store.UsageTotal {
 		return store.UsageTotal{Key: key, Requests: requests, InputTokens: in, OutputTokens: out}
 	}
+	// live marks the total holding the real completion: its fake model
+	// has no price, so it counts as unpriced.
+	withLive := func(u store.UsageTotal) store.UsageTotal { u.Unpriced = 1; return u }
 	day := func(t time.Time) string { return t.Format(time.DateOnly) }
 	ignore := cmpopts.IgnoreFields(store.UsageTotal{}, "LatencyMs", "UpstreamMs")
 	for _, tc := range []struct {
 		by   string
 		want []store.UsageTotal
 	}{
-		{"day", []store.UsageTotal{tot(day(yesterday), 2, 300, 30), tot(day(today), 1, 12, 3)}},
-		{"agent", []store.UsageTotal{tot("helper", 2, 212, 23), tot("writer", 1, 100, 10)}},
-		{"actor", []store.UsageTotal{tot(keyActor, 1, 12, 3), tot("user:ann", 2, 300, 30)}},
-		{"model", []store.UsageTotal{tot("fake/fake-model", 1, 12, 3), tot("fake/other-model", 2, 300, 30)}},
+		{"day", []store.UsageTotal{tot(day(yesterday), 2, 300, 30), withLive(tot(day(today), 1, 12, 3))}},
+		{"agent", []store.UsageTotal{withLive(tot("helper", 2, 212, 23)), tot("writer", 1, 100, 10)}},
+		{"actor", []store.UsageTotal{withLive(tot(keyActor, 1, 12, 3)), tot("user:ann", 2, 300, 30)}},
+		{"model", []store.UsageTotal{withLive(tot("fake/fake-model", 1, 12, 3)), tot("fake/other-model", 2, 300, 30)}},
 	} {
 		var got totals
 		c.json("GET", "/api/usage?since="+since+"&by="+tc.by, "", http.StatusOK, &got)

@@ -66,3 +66,49 @@ func (r usage) SummaryBy(ctx context.Context, workspaceID string, since time.Tim
 	}
 	return out, nil
 }
+
+// SpendDeltas totals recs per workspace and UTC month, in the order they
+// first appear, for the running counts budgets read (budget_spend).
+// resetAt gives a workspace's last budget reset (zero: none): a record
+// created before it is not counted, so that a reset counts afresh even
+// for the records of earlier requests still on their way to the store.
+// Drivers call it inside UsageInsert's transaction.
+func SpendDeltas(recs []UsageRecord, resetAt map[string]time.Time) []UsageSpendDelta {
+	var out []UsageSpendDelta
+	for _, u := range recs {
+		if u.CreatedAt.Before(resetAt[u.WorkspaceID]) {
+			continue
+		}
+		month := MonthKey(u.CreatedAt)
+		i := 0
+		for i < len(out) && (out[i].WorkspaceID != u.WorkspaceID || out[i].Month != month) {
+			i++
+		}
+		if i == len(out) {
+			out = append(out, UsageSpendDelta{WorkspaceID: u.WorkspaceID, Month: month})
+		}
+		out[i].Tokens += int64(u.InputTokens) + int64(u.OutputTokens)
+		out[i].Cost += u.Cost
+		out[i].Requests++
+	}
+	return out
+}
+
+func (r usage) Spend(ctx context.Context, workspaceID string, month time.Time) (UsageSpend, error) {
+	s, err := r.c.d.UsageSpend(ctx, workspaceID, MonthKey(month))
+	if err != nil {
+		return UsageSpend{}, r.c.errorf("read usage spend: %w", err)
+	}
+	return s, nil
+}
+
+func (r usage) Rollup(ctx context.Context, before time.Time) (int64, error) {
+	if before.IsZero() {
+		return 0, r.c.errorf("roll up usage: %w", fmt.Errorf("%w: rollup cut-off is zero; give the time before which records are folded", ErrInvalid))
+	}
+	n, err := r.c.d.UsageRollup(ctx, &UsageRollupParams{Before: Timestamp(before)})
+	if err != nil {
+		return 0, r.c.errorf("roll up usage: %w", err)
+	}
+	return n, nil
+}

@@ -20,6 +20,7 @@ type Driver interface {
 	APIKeyDriver
 	CredentialDriver
 	UsageDriver
+	BudgetDriver
 	UploadDriver
 	OAuthClientDriver
 	ToolDriver
@@ -439,7 +440,10 @@ type CredentialUpsertParams struct {
 
 // UsageDriver holds the verbs of Usage.
 type UsageDriver interface {
-	// UsageInsert stores p.Records, complete (id and created_at set), in
+	// UsageInsert stores p.Records, complete (id and created_at set), and
+	// adds them to their months' running counts (budget_spend, as
+	// SpendDeltas totals them with the workspaces' reset_at read in the
+	// same transaction), in
 	// one transaction: all or none.
 	UsageInsert(ctx context.Context, p *UsageInsertParams) error
 	// UsageList returns at most p.Limit (positive) records created at or
@@ -452,6 +456,19 @@ type UsageDriver interface {
 	// UsageSummaryBy totals the records created at or after p.Since per
 	// group of p.By (valid), ordered bytewise by key; days are UTC.
 	UsageSummaryBy(ctx context.Context, p *UsageSummaryByParams) ([]UsageTotal, error)
+	// UsageSpend reads the budget_spend row of (workspaceID, month); a
+	// missing row is the zero UsageSpend (with Month set), not an error.
+	UsageSpend(ctx context.Context, workspaceID, month string) (UsageSpend, error)
+	// UsageRollup, in one transaction, adds the totals of the records
+	// created before p.Before to the daily totals (per workspace, UTC
+	// day, agent, workflow, actor, api key, end user, provider, model),
+	// deletes those records and returns how many it deleted.
+	UsageRollup(ctx context.Context, p *UsageRollupParams) (int64, error)
+}
+
+// UsageRollupParams select the records UsageRollup folds.
+type UsageRollupParams struct {
+	Before time.Time
 }
 
 // UsageInsertParams are the rows UsageInsert writes; there is at least one.

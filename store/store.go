@@ -64,6 +64,7 @@ type Store interface {
 	Providers() Providers
 	Credentials() Credentials
 	Usage() Usage
+	Budgets() Budgets
 	Workflows() Workflows
 	Runs() Runs
 	AuditLog() AuditLog

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/agentcraftlab/agentcraft/pricing"
 )
 
 // Status is the outcome of a model request.
@@ -48,6 +50,13 @@ type UsageRecord struct {
 	Actor string `json:"actor,omitempty"`
 	// RunID is the workflow run an agent node ran in.
 	RunID string `json:"run_id,omitempty"`
+	// Workflow names the workflow whose run the request belonged to.
+	Workflow string `json:"workflow,omitempty"`
+	// Cost is what the request cost at the price table's prices (cached
+	// input at the cached price); zero and Unpriced when the table does
+	// not price the model.
+	Cost     pricing.Money `json:"cost"`
+	Unpriced bool          `json:"unpriced,omitempty"`
 	// CreatedAt is when the request happened; Record stamps the current
 	// time when it is zero.
 	CreatedAt time.Time `json:"created_at"`
@@ -64,6 +73,8 @@ func (r UsageRecord) Validate() error {
 	case r.InputTokens < 0 || r.OutputTokens < 0 || r.CachedTokens < 0:
 		return fmt.Errorf("%w: usage record has negative token counts (%d in, %d out, %d cached)",
 			ErrInvalid, r.InputTokens, r.OutputTokens, r.CachedTokens)
+	case r.Cost < 0:
+		return fmt.Errorf("%w: usage record cost is negative (%d nano-units)", ErrInvalid, r.Cost)
 	case r.LatencyMs < 0 || r.UpstreamMs < 0:
 		return fmt.Errorf("%w: usage record has negative latency (%d ms total, %d ms upstream)",
 			ErrInvalid, r.LatencyMs, r.UpstreamMs)
@@ -85,6 +96,10 @@ type UsageSummary struct {
 	// LatencyMs and UpstreamMs are sums; divide by Requests for the mean.
 	LatencyMs  int64 `json:"latency_ms"`
 	UpstreamMs int64 `json:"upstream_ms"`
+	// Cost sums the records' costs; Unpriced counts the records whose
+	// model the price table did not price (their cost is not in Cost).
+	Cost     pricing.Money `json:"cost"`
+	Unpriced int64         `json:"unpriced_requests"`
 }
 
 // UsageGroup is what Usage.SummaryBy totals usage per.
@@ -97,6 +112,15 @@ const (
 	// UsageByAgent totals per agent name; requests that named a model
 	// rather than an agent have the empty key.
 	UsageByAgent UsageGroup = "agent"
+	// UsageByWorkflow totals per workflow; requests that were not part of
+	// a workflow run have the empty key.
+	UsageByWorkflow UsageGroup = "workflow"
+	// UsageByUser totals per end user (UsageRecord.User); requests whose
+	// client named nobody have the empty key.
+	UsageByUser UsageGroup = "user"
+	// UsageByAPIKey totals per API key id; requests not made with a key
+	// have the empty key.
+	UsageByAPIKey UsageGroup = "api_key"
 	// UsageByActor totals per UsageRecord.Actor ("user:<id>",
 	// "apikey:<id>", …); records without an actor have the empty key.
 	UsageByActor UsageGroup = "actor"
@@ -106,12 +130,12 @@ const (
 )
 
 // UsageGroups lists every UsageGroup, in the order people read them.
-var UsageGroups = []UsageGroup{UsageByDay, UsageByAgent, UsageByActor, UsageByModel}
+var UsageGroups = []UsageGroup{UsageByDay, UsageByAgent, UsageByWorkflow, UsageByUser, UsageByAPIKey, UsageByActor, UsageByModel}
 
 // Valid reports whether g is one of UsageGroups.
 func (g UsageGroup) Valid() bool {
 	switch g {
-	case UsageByDay, UsageByAgent, UsageByActor, UsageByModel:
+	case UsageByDay, UsageByAgent, UsageByWorkflow, UsageByUser, UsageByAPIKey, UsageByActor, UsageByModel:
 		return true
 	}
 	return false
@@ -119,8 +143,8 @@ func (g UsageGroup) Valid() bool {
 
 // UsageTotal totals the usage of one group of a UsageGroup.
 type UsageTotal struct {
-	// Key names the group: a day, an agent, an actor or a provider/model,
-	// as the UsageGroup says.
+	// Key names the group: a day, an agent, a workflow, an end user, an
+	// API key id, an actor or a provider/model, as the UsageGroup says.
 	Key string `json:"key"`
 	// Requests counts every record; Errors those with StatusError.
 	Requests     int64 `json:"requests"`
@@ -131,6 +155,10 @@ type UsageTotal struct {
 	// LatencyMs and UpstreamMs are sums; divide by Requests for the mean.
 	LatencyMs  int64 `json:"latency_ms"`
 	UpstreamMs int64 `json:"upstream_ms"`
+	// Cost sums the records' costs; Unpriced counts the records whose
+	// model the price table did not price (their cost is not in Cost).
+	Cost     pricing.Money `json:"cost"`
+	Unpriced int64         `json:"unpriced_requests"`
 }
 
 // DefaultUsageLimit is how many records Usage.List returns when its limit
@@ -151,10 +179,43 @@ type Usage interface {
 	// newest first, at most limit of them (DefaultUsageLimit when limit <= 0).
 	List(ctx context.Context, workspaceID string, since time.Time, limit int) ([]UsageRecord, error)
 	// Summary totals the workspace's records created at or after since per
-	// agent, provider and model, ordered by those three.
+	// agent, provider and model, ordered by those three. Summary and
+	// SummaryBy count rolled-up history (Rollup) with the detail rows:
+	// their totals are the same before and after a rollup for a since at
+	// the start of a UTC day (or zero); a rolled-up day counts only when
+	// since is at or before its start.
 	Summary(ctx context.Context, workspaceID string, since time.Time) ([]UsageSummary, error)
 	// SummaryBy totals the workspace's records created at or after since
 	// per group of by, ordered bytewise by key (days, so, oldest first).
 	// A by that is not one of UsageGroups gives ErrInvalid.
 	SummaryBy(ctx context.Context, workspaceID string, since time.Time, by UsageGroup) ([]UsageTotal, error)
+	// Spend is the workspace's running count of the UTC month holding
+	// month: tokens (input + output), cost and requests recorded for that
+	// month since its start or the last budget reset (Budgets.Reset). It
+	// reads one row, never the usage records: budget checks call it.
+	Spend(ctx context.Context, workspaceID string, month time.Time) (UsageSpend, error)
+	// Rollup folds every workspace's records created before before into
+	// daily totals (per UTC day, agent, workflow, actor, API key, end
+	// user, provider and model: requests, errors, tokens, latency, cost,
+	// unpriced requests) and deletes them, in one transaction, and
+	// returns how many records it folded. It is idempotent: the folded
+	// records are gone, so a second call with the same before folds
+	// nothing. Summary and SummaryBy read the totals with the records;
+	// List shows only records not yet folded. The retention scheduler
+	// calls it with its cut-off (say, 30 days ago) before it deletes.
+	Rollup(ctx context.Context, before time.Time) (rows int64, err error)
 }
+
+// UsageSpend is a workspace's running count for one month.
+type UsageSpend struct {
+	// Month is "2006-01" in UTC.
+	Month string `json:"month"`
+	// Tokens counts input and output tokens (cached input included).
+	Tokens   int64         `json:"tokens"`
+	Cost     pricing.Money `json:"cost"`
+	Requests int64         `json:"requests"`
+}
+
+// MonthKey is the UTC month of t as UsageSpend.Month and the budget
+// tables name it: "2026-12".
+func MonthKey(t time.Time) string { return t.UTC().Format("2006-01") }

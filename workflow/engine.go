@@ -56,6 +56,8 @@ type AgentCall struct {
 	WorkspaceID string
 	RunID       string
 	NodeID      string
+	// Workflow is the name of the run's workflow, for grouping usage.
+	Workflow string
 }
 
 // InlineAgent is an agent configured inside a workflow node.
@@ -259,7 +261,11 @@ func (x *Exec) Record(ctx context.Context, sub string, v any) error {
 
 // AgentCall is where this execution asks for an agent.
 func (x *Exec) AgentCall() AgentCall {
-	return AgentCall{WorkspaceID: x.WorkspaceID, RunID: x.RunID, NodeID: x.Node.ID}
+	call := AgentCall{WorkspaceID: x.WorkspaceID, RunID: x.RunID, NodeID: x.Node.ID}
+	if x.run != nil && x.run.p != nil && x.run.p.Def != nil {
+		call.Workflow = x.run.p.Def.Name
+	}
+	return call
 }
 
 // Eval evaluates the node's compiled boolean expression called name (""

@@ -85,6 +85,11 @@ database:
 detect_providers: false
 workflows:
   execute: false
+pricing:
+  models:
+    up/m: {input: 1.00, cached_input: 0.10, output: 2.00}
+budget:
+  cache_ttl: 1s
 providers:
   - name: up
     type: openai
@@ -211,8 +216,16 @@ agents:
 					r.Agent != "helper" || r.Provider != "up" || r.Model != "m" {
 					t.Errorf("usage row = %+v, want ok, 70 in / 14 out, actor %s, agent helper on up/m", r, s.actor)
 				}
-				if s.usage == "workflow" && r.RunID == "" {
-					t.Errorf("workflow usage row has no run id: %+v", r)
+				// Priced where the row is made, on every surface and
+				// process: 70 × 1.00 + 14 × 2.00 per million.
+				if r.Cost != 98_000 || r.Unpriced {
+					t.Errorf("usage row cost = %v (unpriced %v), want 0.000098 at the configured up/m price", r.Cost, r.Unpriced)
+				}
+				if s.usage == "workflow" && (r.RunID == "" || r.Workflow != "conf-helper") {
+					t.Errorf("workflow usage row has no run id or workflow name (want conf-helper): %+v", r)
+				}
+				if s.usage != "workflow" && r.Workflow != "" {
+					t.Errorf("usage row of %s names workflow %q; want none", s.name, r.Workflow)
 				}
 				if r.LatencyMs < r.UpstreamMs {
 					t.Errorf("usage latency %d ms < upstream %d ms", r.LatencyMs, r.UpstreamMs)
@@ -258,6 +271,32 @@ agents:
 			}
 		})
 	}
+
+	// A spent budget refuses every surface before any model is called,
+	// the worker's included (it sees the budget within budget.cache_ttl).
+	t.Run("budget", func(t *testing.T) {
+		c.t = t
+		if status, body := c.do("PUT", "/api/budget", map[string]any{"tokens": 1}); status != 200 {
+			t.Fatalf("PUT /api/budget: %d %s", status, body)
+		}
+		time.Sleep(1100 * time.Millisecond) // the worker's budget.cache_ttl
+		before := len(fake.Requests())
+		for _, s := range surfaces {
+			_, err := s.ask(t, "helper", askOK)
+			if err == nil || !strings.Contains(err.Error(), "monthly token budget of 1 tokens") {
+				t.Errorf("%s over budget = %v; want a refusal naming the monthly token budget", s.name, err)
+			}
+			if s.unknownClass == "404" && (err == nil || !strings.Contains(err.Error(), "429")) {
+				t.Errorf("%s over budget = %v; want HTTP 429", s.name, err)
+			}
+		}
+		if n := len(fake.Requests()) - before; n != 0 {
+			t.Errorf("over budget, the provider saw %d requests; want none", n)
+		}
+		if status, body := c.do("DELETE", "/api/budget", nil); status != 200 {
+			t.Errorf("DELETE /api/budget: %d %s", status, body)
+		}
+	})
 	mcpSession.Close()
 }
 

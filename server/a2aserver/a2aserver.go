@@ -21,8 +21,10 @@ import (
 	"github.com/agentcraftlab/agentcraft/a2a"
 	"github.com/agentcraftlab/agentcraft/agent"
 	"github.com/agentcraftlab/agentcraft/identity"
+	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
+	"github.com/agentcraftlab/agentcraft/server/apierr"
 	"github.com/agentcraftlab/agentcraft/server/httpapi"
 )
 
@@ -108,6 +110,10 @@ func (a a2aAgents) Get(ctx context.Context, name string) (*agent.Agent, a2a.Agen
 	ag, err := a.runner.Agent(ctx, run.Caller{Principal: run.PrincipalOf(pr), Surface: run.SurfaceA2A}, name)
 	if errors.Is(err, run.ErrUnknownAgent) {
 		return nil, a2a.AgentInfo{}, fmt.Errorf("%w %q", a2a.ErrUnknownAgent, name)
+	}
+	if err != nil && llm.KindOf(err) == llm.KindQuota { // a spent budget: 429 with its message, as on /v1
+		ae := apierr.FromLLM(err)
+		return nil, a2a.AgentInfo{}, &a2a.RefusalError{Status: ae.Status, Message: ae.Message, Err: err}
 	}
 	if err != nil {
 		return nil, a2a.AgentInfo{}, err

@@ -42,14 +42,15 @@ func (e *Error) Error() string { return e.Message }
 
 // Types of OpenAI's error vocabulary.
 const (
-	TypeInvalidRequest = "invalid_request_error"
-	TypeAuthentication = "authentication_error"
-	TypePermission     = "permission_error"
-	TypeNotFound       = "not_found_error"
-	TypeRateLimit      = "rate_limit_error"
-	TypeServer         = "server_error"
-	TypeUpstream       = "upstream_error"
-	TypeTimeout        = "timeout_error"
+	TypeInvalidRequest    = "invalid_request_error"
+	TypeAuthentication    = "authentication_error"
+	TypePermission        = "permission_error"
+	TypeNotFound          = "not_found_error"
+	TypeRateLimit         = "rate_limit_error"
+	TypeInsufficientQuota = "insufficient_quota"
+	TypeServer            = "server_error"
+	TypeUpstream          = "upstream_error"
+	TypeTimeout           = "timeout_error"
 )
 
 // BadRequest is a 400 naming the offending parameter.
@@ -88,6 +89,13 @@ func FromLLM(err error) *Error {
 	case llm.KindPolicy:
 		out.Type = TypeInvalidRequest
 		out.Code = "content_policy_violation"
+	case llm.KindQuota:
+		// OpenAI's own type for a spent quota, which its SDKs know.
+		out.Type = TypeInsufficientQuota
+		out.Code = "budget_exceeded"
+		if e != nil && e.Message != "" {
+			out.Message = e.Message
+		}
 	case llm.KindTimeout:
 		out.Type = TypeTimeout
 	case llm.KindAuth, llm.KindNotFound, llm.KindProvider:
@@ -109,7 +117,7 @@ func Status(k llm.Kind) int {
 		return http.StatusBadRequest
 	case llm.KindPolicy:
 		return http.StatusBadRequest
-	case llm.KindRateLimit:
+	case llm.KindRateLimit, llm.KindQuota:
 		return http.StatusTooManyRequests
 	case llm.KindAuth, llm.KindNotFound, llm.KindProvider:
 		return http.StatusBadGateway

@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/budget"
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/kb"
@@ -34,6 +35,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	agentmemory "github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/pricing"
 	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/memory"
@@ -120,6 +122,10 @@ type Options struct {
 	// moving tasks along, serving /api/tasks and /api/approvals; Env.Tasks
 	// is it. It implies Workflows. Default: those answer 503.
 	Tasks bool
+	// Pricing and Budget are the platform's price table and budget
+	// options (platform.Options); nil: the defaults.
+	Pricing *pricing.Table
+	Budget  *budget.Options
 }
 
 // Env is a running server.
@@ -196,6 +202,7 @@ func New(t testing.TB, opts *Options) *Env {
 	popts := &platform.Options{
 		Providers: o.Providers, Agents: o.Agents, DetectProviders: o.DetectProviders,
 		Getenv: getenv, OllamaURL: ollama, Logger: logger, Builtins: o.Builtins,
+		Pricing: o.Pricing, Budget: o.Budget,
 	}
 	sopts := &server.Options{Auth: o.Auth, MaxBodyBytes: o.MaxBodyBytes, MaxUploadBytes: o.MaxUploadBytes, Version: "test", Logger: logger, KeyTTL: o.KeyTTL}
 	var jobs sync.WaitGroup

@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Providers", func(t *testing.T) { testProviders(t, open) })
 	t.Run("Credentials", func(t *testing.T) { testCredentials(t, open) })
 	t.Run("Usage", func(t *testing.T) { testUsage(t, open) })
+	t.Run("Costs", func(t *testing.T) { testCosts(t, open) })
 	t.Run("Workflows", func(t *testing.T) { testWorkflows(t, open) })
 	t.Run("Runs", func(t *testing.T) { testRuns(t, open) })
 	t.Run("KnowledgeBases", func(t *testing.T) { testKnowledgeBases(t, open) })

@@ -14,8 +14,8 @@ const chartRows = 10
 /**
  * Usage is /usage: the workspace's model requests and tokens over the
  * last day, week or month, per day (UTC), agent, user and model, each as a
- * chart with its numbers in a table. Usage records carry no prices, so
- * the page shows no cost.
+ * chart with its numbers in a table. Costs are in GET /api/usage (each
+ * total's cost); the page does not show them yet.
  */
 export default function Usage() {
   const { t, i18n } = useTranslation()

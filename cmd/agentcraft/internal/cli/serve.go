@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/autonomous"
+	"github.com/agentcraftlab/agentcraft/budget"
 
 	"github.com/spf13/cobra"
 
@@ -170,7 +171,16 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 		return nil, err
 	}
 	s.closers = append(s.closers, mcpTools.Stop)
+	prices, err := cfg.Pricing.Table()
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
 	s.p, err = platform.New(ctx, s.st, box, &platform.Options{
+		Pricing: prices,
+		Budget: &budget.Options{
+			Default: budget.Limits{Tokens: cfg.Budget.MonthlyTokens, Cost: cfg.Budget.MonthlyCost},
+			TTL:     cfg.Budget.CacheTTL,
+		},
 		Builtins:         &tool.BuiltinOptions{FilesDir: cfg.Tools.FilesDir, HTTPClient: eg.Client()},
 		Providers:        cfg.Providers,
 		Agents:           cfg.Agents,

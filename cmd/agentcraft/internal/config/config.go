@@ -11,6 +11,7 @@ package config
 
 import (
 	"bytes"
+	"encoding"
 	"errors"
 	"fmt"
 	"io"
@@ -70,6 +71,10 @@ type Config struct {
 	// Tasks configures the task control plane: the model that reads
 	// requests, approvals and the Scheduler's calendar.
 	Tasks Tasks `yaml:"tasks"`
+	// Pricing prices model usage; Budget is the workspaces' default
+	// monthly budget (costs.go).
+	Pricing Pricing `yaml:"pricing"`
+	Budget  Budget  `yaml:"budget"`
 }
 
 // MCP configures the Model Context Protocol on both sides.
@@ -602,6 +607,7 @@ func (c *Config) Validate() error {
 			bad(path, "%v", err)
 		}
 	}
+	c.validateCosts(bad)
 	return errors.Join(errs...)
 }
 
@@ -825,6 +831,9 @@ func setScalar(v reflect.Value, raw string) error {
 		}
 		v.Set(nv)
 		return nil
+	}
+	if u, ok := v.Addr().Interface().(encoding.TextUnmarshaler); ok && v.Kind() != reflect.String {
+		return u.UnmarshalText([]byte(raw)) // pricing.Money: an exact decimal
 	}
 	if v.Type() == reflect.TypeOf(time.Duration(0)) {
 		d, err := time.ParseDuration(raw)
