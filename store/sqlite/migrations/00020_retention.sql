@@ -22,9 +22,10 @@ CREATE TABLE retention_policies (
     PRIMARY KEY (workspace_id, kind)
 ) STRICT, WITHOUT ROWID;
 
-CREATE INDEX runs_finished ON runs (finished_at) WHERE finished_at IS NOT NULL;
-CREATE INDEX conversations_activity ON conversations (updated_at);
-CREATE INDEX uploads_created ON uploads (created_at);
+-- The pruner walks each in (time, id) order, a batch at a time.
+CREATE INDEX runs_finished ON runs (finished_at, id) WHERE finished_at IS NOT NULL;
+CREATE INDEX conversations_activity ON conversations (updated_at, id);
+CREATE INDEX uploads_created ON uploads (created_at, id);
 
 CREATE TABLE audit_prune_window (
     before INTEGER NOT NULL -- microseconds: rows created before it may go
