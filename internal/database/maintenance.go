@@ -454,3 +454,23 @@ func Check(ctx context.Context, path string) error {
 	}
 	return nil
 }
+
+// OpenReadOnly opens the existing SQLite file at path on one query_only
+// connection, for commands that inspect a file that is not the
+// configured database (a backup before it is restored). It does not
+// create a missing file.
+func OpenReadOnly(path string) (*sql.DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("database: open: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("database: open: %w", err)
+	}
+	db, err := sql.Open("sqlite", sqliteDSN(abs, true))
+	if err != nil {
+		return nil, fmt.Errorf("database: open %s: %w", abs, err)
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}

@@ -70,6 +70,8 @@ type Config struct {
 	// Tasks configures the task control plane: the model that reads
 	// requests, approvals and the Scheduler's calendar.
 	Tasks Tasks `yaml:"tasks"`
+	// Retention is how long each kind of data is kept (retention.go).
+	Retention Retention `yaml:"retention"`
 }
 
 // MCP configures the Model Context Protocol on both sides.
@@ -602,6 +604,7 @@ func (c *Config) Validate() error {
 			bad(path, "%v", err)
 		}
 	}
+	c.Retention.validate(bad)
 	return errors.Join(errs...)
 }
 
