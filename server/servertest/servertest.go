@@ -26,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/internal/database"
+
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/kb"
@@ -43,6 +45,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/server/aguiserver"
 	"github.com/agentcraftlab/agentcraft/server/mcpserver"
 	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/store/retention"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 	"github.com/agentcraftlab/agentcraft/task"
 	"github.com/agentcraftlab/agentcraft/tool"
@@ -120,6 +123,10 @@ type Options struct {
 	// moving tasks along, serving /api/tasks and /api/approvals; Env.Tasks
 	// is it. It implies Workflows. Default: those answer 503.
 	Tasks bool
+	// Retention serves GET and PUT /api/retention with this server
+	// policy (kind → age) over the test database's stored overrides.
+	// Nil: those answer 503.
+	Retention map[string]string
 }
 
 // Env is a running server.
@@ -327,6 +334,16 @@ func New(t testing.TB, opts *Options) *Env {
 		sopts.Mounts = append(mcpSrv.Mounts(), sopts.Mounts...)
 	}
 	sopts.Studio = o.Studio
+	if o.Retention != nil {
+		// A second handle on the file, as `agentcraft db prune` beside a
+		// running server has.
+		db, err := database.OpenSQLite(ctx, env.DBPath, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		sopts.Retention = &server.Retention{Server: o.Retention, Overrides: retention.NewOverrides(db)}
+	}
 	srv, err := server.New(p, sopts)
 	if err != nil {
 		t.Fatal(err)
