@@ -206,7 +206,12 @@ func restoreCmd(e *env) *cobra.Command {
 			}
 			o, err := openDatabase(cmd.Context(), u, newLogger(e.stderr, cfg.Log))
 			if err != nil {
-				return fmt.Errorf("restore: the file is in place but does not open: %w", err)
+				// Leave the directory as it was: the backup is untouched and
+				// a corrected binary can restore it again.
+				for _, suffix := range []string{"", "-wal", "-shm"} {
+					os.Remove(dst + suffix)
+				}
+				return fmt.Errorf("restore: the copy does not open or migrate, so it was removed again (%s is untouched): %w", src, err)
 			}
 			defer o.close()
 			if o.applied > 0 {
