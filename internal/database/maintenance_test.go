@@ -1,6 +1,7 @@
 package database_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -171,5 +172,37 @@ func TestBackup(t *testing.T) {
 	os.WriteFile(junk, []byte(strings.Repeat("not a database ", 500)), 0o600)
 	if err := database.Check(ctx, junk); err == nil {
 		t.Error("Check() of a text file = nil, want an error")
+	}
+}
+
+func TestStatsPostgres(t *testing.T) {
+	dsn := os.Getenv("AGENTCRAFT_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("set AGENTCRAFT_TEST_POSTGRES_DSN to run on PostgreSQL")
+	}
+	ctx := t.Context()
+	db, err := database.OpenPostgres(ctx, dsn, &database.Options{Schema: "db_stats_test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.Pool().Exec(ctx, `CREATE SCHEMA IF NOT EXISTS db_stats_test`)
+	defer db.Pool().Exec(context.Background(), `DROP SCHEMA db_stats_test CASCADE`)
+	if _, err := db.Pool().Exec(ctx, `CREATE TABLE blobs AS SELECT g AS id, repeat('x', 1000) AS data FROM generate_series(1, 500) g`); err != nil {
+		t.Fatal(err)
+	}
+	s, err := db.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Tables) != 1 || s.Tables[0].Name != "blobs" || s.Tables[0].Rows != 500 || s.Tables[0].Bytes < 500*1000 || s.FileBytes == 0 {
+		t.Errorf("Stats() = %+v", s)
+	}
+	// The SQLite-only operations do nothing here.
+	if _, err := db.Checkpoint(ctx); err != nil {
+		t.Error(err)
+	}
+	if _, err := db.IncrementalVacuum(ctx); err != nil {
+		t.Error(err)
 	}
 }

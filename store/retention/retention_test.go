@@ -382,3 +382,56 @@ func TestParseAge(t *testing.T) {
 		t.Errorf("ParsePolicy(audit: 2h) = %v", err)
 	}
 }
+
+// TestServiceSchedule: the service prunes on its interval and reports
+// what it removed.
+func TestServiceSchedule(t *testing.T) {
+	e := openSQLite(t)
+	ws, _ := e.st.Workspaces().GetOrCreate(t.Context(), "team")
+	addRun(t, e, ws.ID, "old", "succeeded", time.Now().Add(-48*time.Hour), 2, 10)
+	p, err := retention.New(e.db, &retention.Options{Policy: retention.Policy{retention.RunEvents: 24 * time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := make(chan retention.Report, 10)
+	svc := retention.NewService(p, &retention.ServiceOptions{Interval: 20 * time.Millisecond, Reported: func(r retention.Report) { reports <- r }})
+	if err := svc.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Stop()
+	select {
+	case r := <-reports:
+		if r.Rows(retention.RunEvents) != 2 {
+			t.Errorf("first scheduled prune removed %d events, want 2", r.Rows(retention.RunEvents))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the service did not prune")
+	}
+	svc.Stop()
+	svc.Stop() // idempotent
+}
+
+// TestOnePrunerAtATime: on PostgreSQL a pruner whose advisory lock
+// another process holds skips the round.
+func TestOnePrunerAtATime(t *testing.T) {
+	e := openPostgres(t)
+	p, err := retention.New(e.db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := e.db.Pool().Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(t.Context(), `SELECT pg_advisory_lock($1)`, int64(0x61635f7265746e)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ran, err := retention.RunLocked(t.Context(), p, false); ran || err != nil {
+		t.Errorf("RunLocked while another holds the lock = ran %v, %v; want skipped", ran, err)
+	}
+	conn.Exec(t.Context(), `SELECT pg_advisory_unlock($1)`, int64(0x61635f7265746e))
+	if _, ran, err := retention.RunLocked(t.Context(), p, false); !ran || err != nil {
+		t.Errorf("RunLocked with the lock free = ran %v, %v; want run", ran, err)
+	}
+}

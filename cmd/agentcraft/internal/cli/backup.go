@@ -201,9 +201,6 @@ func restoreCmd(e *env) *cobra.Command {
 				return fmt.Errorf("restore: %w", err)
 			}
 			fmt.Fprintf(e.stdout, "restored %s (schema version %d) to %s\n", src, version, dst)
-			if err := restoreKey(e, src, cfg.Secrets.MasterKeyFile); err != nil {
-				return err
-			}
 			o, err := openDatabase(cmd.Context(), u, newLogger(e.stderr, cfg.Log))
 			if err != nil {
 				// Leave the directory as it was: the backup is untouched and
@@ -217,7 +214,7 @@ func restoreCmd(e *env) *cobra.Command {
 			if o.applied > 0 {
 				fmt.Fprintf(e.stdout, "migrated forward: %d %s applied\n", o.applied, plural(int(o.applied), "migration", "migrations"))
 			}
-			return nil
+			return restoreKey(e, src, cfg.Secrets.MasterKeyFile)
 		},
 	}
 }
