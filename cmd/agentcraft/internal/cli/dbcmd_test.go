@@ -16,7 +16,7 @@ import (
 func TestDBPruneAndStats(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	os.WriteFile("agentcraft.yaml", []byte("retention:\n  run_events: 30d\n  checkpoints: 30d\nlog: {level: warn}\n"), 0o600)
+	os.WriteFile("agentcraft.yaml", []byte("retention:\n  run_events: 30d\n  checkpoints: 30d\n  queue_jobs: 7d\nlog: {level: warn}\n"), 0o600)
 	if code, _, errOut := run(t, "keys", "create", "--workspace", "default"); code != 0 {
 		t.Fatalf("keys create: %s", errOut)
 	}
@@ -30,6 +30,10 @@ func TestDBPruneAndStats(t *testing.T) {
 			SELECT 'r1', id, NULL, 0, '{}', 'succeeded', NULL, NULL, '', '', '', NULL, ?1, ?1, ?1 FROM workspaces LIMIT 1`,
 		`INSERT INTO run_events (run_id, seq, type, data, created_at) VALUES ('r1', 1, 'a', NULL, ?1), ('r1', 2, 'b', NULL, ?1)`,
 		`INSERT INTO run_checkpoints (run_id, key, node_id, output, handle, created_at) VALUES ('r1', 'k', 'n', NULL, '', ?1)`,
+		// River's jobs as riversqlite writes them: one finished long ago,
+		// one just now, one waiting.
+		`INSERT INTO river_job (kind, max_attempts, state, finalized_at) VALUES ('workflow_run', 5, 'completed', datetime('now', '-10 days', 'subsec')),
+			('workflow_run', 5, 'discarded', datetime('now', 'subsec')), ('workflow_run', 5, 'available', NULL)`,
 	} {
 		if _, err := db.Exec(q, old); err != nil {
 			t.Fatal(err)
@@ -38,7 +42,7 @@ func TestDBPruneAndStats(t *testing.T) {
 	db.Close()
 
 	code, out, errOut := run(t, "db", "prune", "--dry-run")
-	if code != 0 || !strings.Contains(out, "WOULD REMOVE") || !strings.Contains(out, "total 3 rows") {
+	if code != 0 || !strings.Contains(out, "WOULD REMOVE") || !strings.Contains(out, "total 4 rows") {
 		t.Fatalf("db prune --dry-run: %d %q %s", code, out, errOut)
 	}
 	code, out, errOut = run(t, "db", "prune", "--json")
@@ -58,8 +62,8 @@ func TestDBPruneAndStats(t *testing.T) {
 	for _, r := range report.Removed {
 		rows[r.Kind] += r.Rows
 	}
-	if rows["run_events"] != 2 || rows["checkpoints"] != 1 {
-		t.Errorf("db prune removed %v, want 2 events and 1 checkpoint", rows)
+	if rows["run_events"] != 2 || rows["checkpoints"] != 1 || rows["queue_jobs"] != 1 {
+		t.Errorf("db prune removed %v, want 2 events, 1 checkpoint and 1 job", rows)
 	}
 	if code, out, _ := run(t, "db", "prune", "--dry-run"); code != 0 || !strings.Contains(out, "total 0 rows") {
 		t.Errorf("second dry run: %q", out)
