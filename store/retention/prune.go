@@ -50,9 +50,9 @@ type Options struct {
 	// BatchSize is how many parents (runs, conversations, uploads) or
 	// rows (jobs, audit, usage) one transaction removes. Default 200.
 	BatchSize int
-	// Vacuum, on SQLite, checkpoints the WAL and gives freed pages back
-	// after a run that removed rows. Default true; set false for a
-	// dry run's speed or when the caller does it.
+	// NoVacuum skips what a run that removed rows does next on SQLite:
+	// checkpoint the WAL, give freed pages back (incremental_vacuum) and
+	// checkpoint again so the file shrinks now. Default false.
 	NoVacuum bool
 	// Logger gets a line per kind removed. Nil discards.
 	Logger *slog.Logger
