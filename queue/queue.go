@@ -136,6 +136,11 @@ type Config struct {
 	// at Info, internal faults at Error. Nil discards, so a Handler should
 	// log its own failures.
 	Logger *slog.Logger
+	// JobRetention is how long River keeps finished jobs (completed,
+	// cancelled and discarded alike) before its job cleaner deletes them:
+	// retention.queue_jobs. 0 keeps River's defaults (24h for completed
+	// and cancelled, 7d for discarded); -1 keeps them forever.
+	JobRetention time.Duration
 	// Ingest executes knowledge-base ingest jobs in this process; nil
 	// means this queue's workers take no ingest jobs (EnqueueIngest still
 	// works).
@@ -268,6 +273,8 @@ func (c *Config) validate(h Handler) error {
 		return fmt.Errorf("queue: Workers is %d; set it to 0 (default 10) or more", c.Workers)
 	case c.JobTimeout < -1:
 		return fmt.Errorf("queue: JobTimeout is %v; set it to 0 (default 1h), -1 (none) or a positive duration", c.JobTimeout)
+	case c.JobRetention < -1:
+		return fmt.Errorf("queue: JobRetention is %v; set it to 0 (River's defaults), -1 (keep) or a positive duration", c.JobRetention)
 	case c.RescueAfter < 0:
 		return fmt.Errorf("queue: RescueAfter is %v; set it to 0 (default) or a positive duration", c.RescueAfter)
 	case c.MaxAttempts < 0:
@@ -292,6 +299,11 @@ func (c *Config) riverConfig(kind database.Kind, h Handler, logger *slog.Logger)
 	}
 	if rc.JobTimeout == 0 {
 		rc.JobTimeout = defaultJobTimeout
+	}
+	if c.JobRetention != 0 {
+		rc.CompletedJobRetentionPeriod = c.JobRetention
+		rc.CancelledJobRetentionPeriod = c.JobRetention
+		rc.DiscardedJobRetentionPeriod = c.JobRetention
 	}
 	if rc.MaxAttempts == 0 {
 		rc.MaxAttempts = defaultMaxAttempts

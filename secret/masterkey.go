@@ -42,6 +42,20 @@ func LoadMasterKey(envValue, keyFile string) ([]byte, error) {
 	return key, err
 }
 
+// ReadMasterKey is LoadMasterKey without creating a missing key file:
+// for commands such as backup that must copy the key in use, never make
+// one. A missing file is an error satisfying errors.Is(err,
+// fs.ErrNotExist).
+func ReadMasterKey(envValue, keyFile string) ([]byte, error) {
+	if strings.TrimSpace(envValue) != "" {
+		return LoadMasterKey(envValue, "")
+	}
+	if keyFile == "" {
+		return nil, fmt.Errorf("secret: no master key: set %s or a key file path", EnvMasterKey)
+	}
+	return readKeyFile(keyFile)
+}
+
 // parseKey decodes a key written as text. The message says what was
 // expected and how long the value was, never the value.
 func parseKey(s string) ([]byte, error) {

@@ -109,6 +109,9 @@ type Options struct {
 	// Permission set is behind the same authentication. Their
 	// patterns must not collide with each other or with the API's.
 	Mounts []httpapi.Mount
+	// Retention serves GET and PUT /api/retention (the server's
+	// retention policy and the workspace's overrides); nil answers 503.
+	Retention *Retention
 	// Studio answers every path the API and the mounts do not serve,
 	// such as "/" and the web app's client routes (server/studio's
 	// Handler). Paths under the API's own prefixes (/api, /v1, /auth and
@@ -184,6 +187,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	s.registerPlanner()
 	s.registerSafety()
 	s.registerAudit()
+	s.registerRetention()
 	s.registerTasks()
 	s.registerChat()
 	s.registerConversations()

@@ -27,7 +27,9 @@
 // written in many small B-tree steps: without them pread/pwrite took most
 // of the time of both indexing and queries). The writer begins its
 // transactions with BEGIN IMMEDIATE, so one that cannot get the file's
-// write lock waits instead of failing at its first write.
+// write lock waits instead of failing at its first write. A new file is
+// created with auto_vacuum=INCREMENTAL (see maintenance.go for WAL
+// checkpoints, vacuuming, Stats and Backup).
 //
 // # PostgreSQL
 //
@@ -371,6 +373,11 @@ func sqliteDSN(abs string, readOnly bool) string {
 	if readOnly {
 		b.WriteString("&_pragma=query_only(1)")
 	} else {
+		// Before journal_mode, and before any table exists: auto_vacuum
+		// takes effect only on a new file (an existing one keeps its mode
+		// until a VACUUM, see Vacuum), and lets IncrementalVacuum give the
+		// pages freed by pruning back to the file system.
+		b.WriteString("&_pragma=auto_vacuum(INCREMENTAL)")
 		b.WriteString("&_pragma=journal_mode(WAL)")
 		b.WriteString("&_txlock=immediate")
 	}

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/budget"
+	"github.com/agentcraftlab/agentcraft/internal/database"
+
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/kb"
@@ -45,6 +47,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/server/aguiserver"
 	"github.com/agentcraftlab/agentcraft/server/mcpserver"
 	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/store/retention"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 	"github.com/agentcraftlab/agentcraft/task"
 	"github.com/agentcraftlab/agentcraft/tool"
@@ -126,6 +129,10 @@ type Options struct {
 	// options (platform.Options); nil: the defaults.
 	Pricing *pricing.Table
 	Budget  *budget.Options
+	// Retention serves GET and PUT /api/retention with this server
+	// policy (kind → age) over the test database's stored overrides.
+	// Nil: those answer 503.
+	Retention map[string]string
 }
 
 // Env is a running server.
@@ -334,6 +341,16 @@ func New(t testing.TB, opts *Options) *Env {
 		sopts.Mounts = append(mcpSrv.Mounts(), sopts.Mounts...)
 	}
 	sopts.Studio = o.Studio
+	if o.Retention != nil {
+		// A second handle on the file, as `agentcraft db prune` beside a
+		// running server has.
+		db, err := database.OpenSQLite(ctx, env.DBPath, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		sopts.Retention = &server.Retention{Server: o.Retention, Overrides: retention.NewOverrides(db)}
+	}
 	srv, err := server.New(p, sopts)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/store/retention"
+
 	"github.com/agentcraftlab/agentcraft/autonomous"
 	"github.com/agentcraftlab/agentcraft/budget"
 
@@ -262,6 +264,12 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 		defer cancel()
 		wf.stop(sctx)
 	}()
+	// The retention pruner and SQLite's WAL checkpoints (retention:).
+	stopRetention, err := startRetention(ctx, cfg, &openedDB{db: stk.db, st: stk.st}, logger)
+	if err != nil {
+		return err
+	}
+	defer stopRetention()
 	mcpOpts, err := mcpServerOptions(cfg, stk.masterKey, logger)
 	if err != nil {
 		return err
@@ -310,7 +318,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
 		Runs: wf.runs, Plans: stk.plans, Tasks: wf.tasks, Knowledge: stk.knowledge, Attachments: attach, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories,
 		Mounts:   slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts(), aguiSrv.Mounts(), lineMounts),
-		Identity: si.ids, OIDC: si.oidc, SecureCookies: cfg.Auth.SecureCookies, Studio: studio.Handler()})
+		Identity: si.ids, OIDC: si.oidc, SecureCookies: cfg.Auth.SecureCookies, Studio: studio.Handler(),
+		Retention: &server.Retention{Server: cfg.Retention.Ages(), Overrides: retention.NewOverrides(stk.db)}})
 	if err != nil {
 		return err
 	}

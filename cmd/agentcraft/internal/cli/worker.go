@@ -50,6 +50,14 @@ func workerCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Retention runs in every worker too; on PostgreSQL the advisory
+			// lock lets one process at a time prune.
+			stopRetention, err := startRetention(ctx, cfg, &openedDB{db: stk.db, st: stk.st}, logger)
+			if err != nil {
+				wf.stop(context.Background())
+				return err
+			}
+			defer stopRetention()
 			logger.Info("worker_started", "database", u.String())
 			defer releaseWhenIdle(ctx)()
 			<-ctx.Done()

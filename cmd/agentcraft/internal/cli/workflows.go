@@ -104,7 +104,7 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 	if !execute && single {
 		return nil, fmt.Errorf("workflows.execute: false needs PostgreSQL: on SQLite this process is the only one that can execute runs")
 	}
-	qcfg := queue.Config{DB: stk.db, Workers: cfg.Workflows.Workers, Logger: logger, InsertOnly: !execute}
+	qcfg := queue.Config{DB: stk.db, Workers: cfg.Workflows.Workers, Logger: logger, InsertOnly: !execute, JobRetention: cfg.Retention.QueueJobRetention()}
 	if stk.knowledge != nil {
 		qcfg.Ingest = func(ctx context.Context, args queue.IngestArgs) error {
 			return stk.knowledge.RunJob(ctx, args.WorkspaceID, args.JobID, nil)

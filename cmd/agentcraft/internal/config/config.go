@@ -75,6 +75,8 @@ type Config struct {
 	// monthly budget (costs.go).
 	Pricing Pricing `yaml:"pricing"`
 	Budget  Budget  `yaml:"budget"`
+	// Retention is how long each kind of data is kept (retention.go).
+	Retention Retention `yaml:"retention"`
 }
 
 // MCP configures the Model Context Protocol on both sides.
@@ -608,6 +610,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.validateCosts(bad)
+	c.Retention.validate(bad)
 	return errors.Join(errs...)
 }
 

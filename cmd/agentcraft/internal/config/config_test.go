@@ -376,3 +376,31 @@ tools:
 		}
 	}
 }
+
+func TestRetention(t *testing.T) {
+	cfg, err := Load(write(t, "retention:\n  run_events: 30d\n  checkpoints: 2w\n  audit: \"\"\n  queue_jobs: keep\n  interval: 30m\n"), []string{"AGENTCRAFT_RETENTION_CONVERSATIONS=180d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cfg.Retention.Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p["run_events"] != 30*24*time.Hour || p["checkpoints"] != 14*24*time.Hour || p["conversations"] != 180*24*time.Hour || p["audit"] != 0 {
+		t.Errorf("policy = %v", p)
+	}
+	if cfg.Retention.QueueJobRetention() != -1 || cfg.Retention.Interval != 30*time.Minute {
+		t.Errorf("retention = %+v", cfg.Retention)
+	}
+	for body, want := range map[string]string{
+		"retention:\n  run_events: soon\n": "retention.run_events: \"soon\" is not an age",
+		"retention:\n  audit: 2h\n":        "retention.audit: 2h is under a day",
+		"retention:\n  runs: 30d\n":        "retention.runs: unknown key",
+		"retention:\n  interval: -1h\n":    "retention.interval",
+	} {
+		_, err := Load(write(t, body), []string{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(%q) = %v, want %q", body, err, want)
+		}
+	}
+}
