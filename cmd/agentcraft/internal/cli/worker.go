@@ -50,6 +50,11 @@ func workerCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			_, stopMetrics, err := serveMetrics(cfg.Metrics, stk.metrics, logger)
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
 			logger.Info("worker_started", "database", u.String())
 			<-ctx.Done()
 			logger.Info("worker_stopping")

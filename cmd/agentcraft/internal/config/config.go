@@ -70,6 +70,8 @@ type Config struct {
 	// Tasks configures the task control plane: the model that reads
 	// requests, approvals and the Scheduler's calendar.
 	Tasks Tasks `yaml:"tasks"`
+	// Metrics serves Prometheus metrics (metrics.go).
+	Metrics Metrics `yaml:"metrics"`
 }
 
 // MCP configures the Model Context Protocol on both sides.
@@ -452,6 +454,7 @@ func (c *Config) Validate() error {
 	default:
 		bad("server.auth", "%q is not apikey or none", c.Server.Auth)
 	}
+	c.Metrics.validate(bad)
 	if c.Workflows.MaxStepsCeiling < -1 {
 		bad("workflows.max_steps_ceiling", "%d is not -1 (none), 0 (default 10000) or a positive number", c.Workflows.MaxStepsCeiling)
 	}
