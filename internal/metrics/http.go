@@ -7,8 +7,8 @@ import (
 )
 
 // Unmatched is the route label of a request no route pattern matched
-// (ServeMux's own 404s and 405s): one series for every unknown path,
-// never the path itself.
+// (ServeMux's own 404s and 405s, and the 404s of a catch-all "/"
+// pattern): one series for every unknown path, never the path itself.
 const Unmatched = "unmatched"
 
 // HTTP counts and times the requests next serves, by the ServeMux pattern
@@ -27,13 +27,14 @@ func (m *Metrics) HTTP(next http.Handler) http.Handler {
 		defer func() {
 			// Deferred so that a handler that panics (net/http recovers
 			// it and drops the connection) is still counted.
-			route := r.Pattern
-			if route == "" {
-				route = Unmatched
-			}
 			code := sw.status
 			if code == 0 {
 				code = http.StatusOK // nothing written: net/http answers 200
+			}
+			route := r.Pattern
+			if route == "" || (route == "/" && code == http.StatusNotFound) {
+				// No pattern, or a catch-all's "no route" answer.
+				route = Unmatched
 			}
 			m.httpRequests.WithLabelValues(route, codeLabel(code)).Inc()
 			m.httpDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
