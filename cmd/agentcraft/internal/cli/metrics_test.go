@@ -212,7 +212,7 @@ scrape_configs:
 	// The last one counts the HTTP series: the chat route, /api/agents,
 	// unmatched, and GET /metrics answered 401 (above) and 200
 	// (Prometheus' scrapes), and no more.
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(120 * time.Second)
 	for {
 		got := map[string]float64{}
 		for q := range want {
