@@ -260,10 +260,12 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 	}
 	plan, err := s.Plan(run.Definition)
 	if err != nil {
+		s.observe(workflow.Event{Type: workflow.EventRunFinished, Status: workflow.StatusFailed}) // the engine never ran
 		return s.end(ctx, run, workflow.Outcome{Status: workflow.StatusFailed, Error: "definition: " + err.Error()}, nil, &ended)
 	}
 	var in RunInput
 	if err := json.Unmarshal(run.Input, &in); err != nil {
+		s.observe(workflow.Event{Type: workflow.EventRunFinished, Status: workflow.StatusFailed}) // the engine never ran
 		return s.end(ctx, run, workflow.Outcome{Status: workflow.StatusFailed, Error: "input: " + err.Error()}, nil, &ended)
 	}
 
