@@ -110,6 +110,12 @@ type Agent struct {
 	// one place where a call can be held for a decision (capability
 	// approvals). Default: every call runs.
 	Gate Gate
+	// ToolCalls, when set, is told of every server tool call as it ends:
+	// the tool's name (ToolUnknownName for a name the agent has none
+	// of, so the model's invention never reaches it), how it ended and
+	// how long it took. Metrics use it (metrics.Metrics.ToolCall).
+	// Default: none.
+	ToolCalls func(tool string, outcome ToolOutcome, d time.Duration)
 }
 
 // RunEnd is how a run ended, as Agent.Observe learns it.

@@ -66,28 +66,34 @@ func (r *run) runTools(ctx context.Context, step int, calls []llm.ToolCall, yiel
 // tool, a panic, a timeout. The result is cut to the run's byte limit.
 func (r *run) callTool(ctx context.Context, c llm.ToolCall) (out outcome) {
 	start := time.Now()
+	how := ToolOK // how the call ended, for Agent.ToolCalls
 	defer func() {
 		if p := recover(); p != nil {
 			r.logger.LogAttrs(ctx, slog.LevelError, "agent tool panicked",
 				slog.String("agent", r.a.Name), slog.String("tool", c.Name),
 				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
 			out.Result = tool.ErrorResult("tool %s failed with an internal error", c.Name)
+			how = ToolPanic
 		}
 		out.Content = r.cut(out.Content)
 		out.duration = time.Since(start)
+		r.toolCalled(c.Name, how, out)
 	}()
 	t := r.tools[c.Name]
 	if t == nil {
+		how = ToolUnknown
 		return outcome{Result: r.unknownTool(c.Name)}
 	}
 	args, bad, ok := tool.CheckArguments(t.Schema(), json.RawMessage(c.Arguments))
 	if !ok {
+		how = ToolInvalidArguments
 		return outcome{Result: tool.ErrorResult("invalid arguments for %s: %s", c.Name, strings.TrimPrefix(bad.Content, "invalid arguments: "))}
 	}
 	if g := r.a.Gate; g != nil {
 		if err := g.Allow(ctx, t, c); err != nil {
 			r.logger.LogAttrs(ctx, slog.LevelInfo, "agent tool call refused",
 				slog.String("agent", r.a.Name), slog.String("tool", c.Name), slog.String("reason", err.Error()))
+			how = ToolRefused
 			return outcome{Result: tool.ErrorResult("tool %s was not allowed to run: %v", c.Name, err)}
 		}
 	}
@@ -105,12 +111,17 @@ func (r *run) callTool(ctx context.Context, c llm.ToolCall) (out outcome) {
 		// time keeps its result.
 		r.logger.LogAttrs(ctx, slog.LevelWarn, "agent tool timed out",
 			slog.String("agent", r.a.Name), slog.String("tool", c.Name), slog.Duration("timeout", timeout))
+		how = ToolTimeout
 		return outcome{Result: tool.ErrorResult("tool %s timed out after %v: ask for less work in one call, or answer without it", c.Name, timeout)}
 	}
 	if err != nil {
 		r.logger.LogAttrs(ctx, slog.LevelWarn, "agent tool failed",
 			slog.String("agent", r.a.Name), slog.String("tool", c.Name), slog.String("error", err.Error()))
+		how = ToolError
 		return outcome{Result: tool.ErrorResult("tool %s failed: %v", c.Name, err)}
+	}
+	if res.IsError {
+		how = ToolError
 	}
 	return outcome{Result: res}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentcraftlab/agentcraft/internal/metrics"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/workflow"
 )
@@ -65,6 +66,10 @@ type Options struct {
 	// task's status and answers the asker. A crash before the call loses
 	// it, so its user also reconciles from the rows.
 	Changed func(ctx context.Context, run store.Run)
+	// Metrics counts the runs this service executes (by status, with
+	// their durations) and their nodes (by kind and status). Default nil:
+	// nothing is counted.
+	Metrics *metrics.Metrics
 }
 
 // Service creates, executes, resumes, cancels and re-runs durable workflow
@@ -255,10 +260,12 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 	}
 	plan, err := s.Plan(run.Definition)
 	if err != nil {
+		s.observe(workflow.Event{Type: workflow.EventRunFinished, Status: workflow.StatusFailed}) // the engine never ran
 		return s.end(ctx, run, workflow.Outcome{Status: workflow.StatusFailed, Error: "definition: " + err.Error()}, nil, &ended)
 	}
 	var in RunInput
 	if err := json.Unmarshal(run.Input, &in); err != nil {
+		s.observe(workflow.Event{Type: workflow.EventRunFinished, Status: workflow.StatusFailed}) // the engine never ran
 		return s.end(ctx, run, workflow.Outcome{Status: workflow.StatusFailed, Error: "input: " + err.Error()}, nil, &ended)
 	}
 
@@ -270,7 +277,7 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 
 	s.broker.open(runID)
 	defer s.broker.close(runID)
-	rec, err := newRecorder(ctx, runs, workspaceID, runID, func(ev workflow.Event) { s.broker.publish(runID, ev) })
+	rec, err := newRecorder(ctx, runs, workspaceID, runID, func(ev workflow.Event) { s.broker.publish(runID, ev); s.observe(ev) })
 	if err != nil {
 		return err
 	}

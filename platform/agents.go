@@ -151,7 +151,7 @@ func (p *Platform) build(ctx context.Context, row store.Agent, off catalog.Disab
 			return nil, fmt.Errorf("middleware settings: %w", err)
 		}
 	}
-	chain, err := p.chain(pr, row.WorkspaceID, p.wsSafety[row.WorkspaceID], as.Settings)
+	chain, err := p.chain(pr, row.WorkspaceID, p.wsSafety[row.WorkspaceID], as.Settings, modelID, row.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +182,9 @@ func (p *Platform) build(ctx context.Context, row store.Agent, off catalog.Disab
 		Logger:             p.logger.With("agent", row.Name),
 		Warnings:           warnings,
 	}
+	if p.metrics != nil {
+		rt.ToolCalls = p.metrics.ToolCall
+	}
 	piiPolicy := middleware.Merge(middleware.Merge(pr.Settings(), p.wsSafety[row.WorkspaceID]), as.Settings).PII
 	return &Agent{Runtime: rt, Row: row, Provider: provName, ModelID: modelID, ToolProgress: as.ToolProgress, PII: piiPolicy}, nil
 }
@@ -190,12 +193,15 @@ func (p *Platform) build(ctx context.Context, row store.Agent, off catalog.Disab
 // first: guard, PII, rate limit, retry, logging). Layers the agent does not
 // set come from its workspace (guard and PII), then from the provider, and
 // the provider's rate limiter is shared by all its agents; an agent that
-// sets its own rate limit gets its own bucket.
-func (p *Platform) chain(pr *provider.Entry, workspaceID string, wsSettings, agentSettings middleware.Settings) (llm.Model, error) {
+// sets its own rate limit gets its own bucket. Metrics count the requests
+// that reach the adapter, as modelID of agentName.
+func (p *Platform) chain(pr *provider.Entry, workspaceID string, wsSettings, agentSettings middleware.Settings, modelID, agentName string) (llm.Model, error) {
 	adapter, err := pr.Adapter(workspaceID)
 	if err != nil {
 		return nil, err
 	}
+	// Innermost: each attempt the retry layer makes is one request.
+	adapter = p.metrics.Model(adapter, pr.Name(), modelID, agentName)
 	if agentSettings == (middleware.Settings{}) && wsSettings == (middleware.Settings{}) {
 		return llm.Chain(adapter, pr.Shared()...), nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/audit"
 	"github.com/agentcraftlab/agentcraft/budget"
 	"github.com/agentcraftlab/agentcraft/catalog"
+	"github.com/agentcraftlab/agentcraft/internal/metrics"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/pricing"
 	"github.com/agentcraftlab/agentcraft/provider"
@@ -79,6 +80,10 @@ type Options struct {
 	// Logger and Currency are the platform's unless set. Default: no
 	// default limits; budgets set through the API still apply.
 	Budget *budget.Options
+	// Metrics counts every agent's model requests (by provider, model and
+	// agent, inside the retry layer so that each attempt counts) and tool
+	// calls. Default nil: nothing is counted.
+	Metrics *metrics.Metrics
 }
 
 // Platform resolves agents and providers for requests. Create it with New,
@@ -97,6 +102,8 @@ type Platform struct {
 	// when Options.Audit was given.
 	ownAudit *audit.AsyncRecorder
 
+	// metrics is Options.Metrics; nil counts nothing.
+	metrics *metrics.Metrics
 	// knowledge is Options.Knowledge; nil turns retrieval off.
 	knowledge rag.Searcher
 	// catalog is the tool catalog agents' tools are resolved from.
@@ -136,6 +143,7 @@ func New(ctx context.Context, st store.Store, box *secret.Box, opts *Options) (_
 		agents:    map[string]*agentEntry{},
 		knowledge: o.Knowledge,
 		audit:     o.Audit,
+		metrics:   o.Metrics,
 	}
 	// The recorder is set below, before anything can record: a
 	// credential or safety event reads p.audit when it happens.

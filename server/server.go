@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
+	"github.com/agentcraftlab/agentcraft/internal/metrics"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/task"
@@ -118,6 +119,10 @@ type Options struct {
 	// the mounts' first segments) never reach it and keep answering JSON
 	// 404s. Nil: every unknown path is a JSON 404.
 	Studio http.Handler
+	// Metrics counts and times every request by the route pattern that
+	// served it (internal/metrics). Serving /metrics is the composition
+	// root's choice (a Mount, or a listener of its own). Default nil.
+	Metrics *metrics.Metrics
 }
 
 // Server is the HTTP handler of the whole API.
@@ -216,7 +221,9 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 		}
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path+"; the API lives under /v1 and /api"))
 	})
-	s.handler = collapseSlashes(s.mux)
+	// Metrics inside collapseSlashes: the request it hands on is the one
+	// the mux marks with the matched pattern.
+	s.handler = collapseSlashes(s.opts.Metrics.HTTP(s.mux))
 	return s, nil
 }
 

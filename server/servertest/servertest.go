@@ -31,6 +31,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
+	"github.com/agentcraftlab/agentcraft/internal/metrics"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
@@ -133,6 +134,10 @@ type Options struct {
 	// policy (kind → age) over the test database's stored overrides.
 	// Nil: those answer 503.
 	Retention map[string]string
+	// Metrics is handed to the platform, the server and the run service,
+	// as serve does (internal/metrics); the test reads it through its
+	// Handler. Default nil: nothing is counted.
+	Metrics *metrics.Metrics
 }
 
 // Env is a running server.
@@ -208,10 +213,11 @@ func New(t testing.TB, opts *Options) *Env {
 	}
 	popts := &platform.Options{
 		Providers: o.Providers, Agents: o.Agents, DetectProviders: o.DetectProviders,
-		Getenv: getenv, OllamaURL: ollama, Logger: logger, Builtins: o.Builtins,
+		Getenv: getenv, OllamaURL: ollama, Logger: logger, Builtins: o.Builtins, Metrics: o.Metrics,
 		Pricing: o.Pricing, Budget: o.Budget,
 	}
-	sopts := &server.Options{Auth: o.Auth, MaxBodyBytes: o.MaxBodyBytes, MaxUploadBytes: o.MaxUploadBytes, Version: "test", Logger: logger, KeyTTL: o.KeyTTL}
+	sopts := &server.Options{Auth: o.Auth, MaxBodyBytes: o.MaxBodyBytes, MaxUploadBytes: o.MaxUploadBytes, Version: "test", Logger: logger, KeyTTL: o.KeyTTL,
+		Metrics: o.Metrics}
 	var jobs sync.WaitGroup
 	if o.Knowledge {
 		eng, err := memory.New(&memory.Options{Embedder: o.Embedder})
@@ -302,7 +308,7 @@ func New(t testing.TB, opts *Options) *Env {
 			services.Actions = ledger
 		}
 		eng := workflow.NewEngine(reg, services, nil)
-		copts := controlplane.Options{Owner: "test", SingleProcess: true, Logger: logger, Audit: p.RecordAudit}
+		copts := controlplane.Options{Owner: "test", SingleProcess: true, Logger: logger, Audit: p.RecordAudit, Metrics: o.Metrics}
 		if o.Tasks {
 			// env.Tasks is set below, before the server takes a request.
 			copts.Changed = func(ctx context.Context, r store.Run) { env.Tasks.Changed(ctx, r) }

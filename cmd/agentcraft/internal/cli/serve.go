@@ -26,6 +26,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/internal/egress"
 	"github.com/agentcraftlab/agentcraft/internal/gctune"
+	acmetrics "github.com/agentcraftlab/agentcraft/internal/metrics"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/memory"
@@ -119,7 +120,10 @@ type stack struct {
 	images *imagegen.Generator
 	// gate holds agents' tool calls of tasks.hold_tools and above as tasks
 	// (run.Options.Gate); the task service is attached once built.
-	gate    *task.ToolGate
+	gate *task.ToolGate
+	// metrics is the process's registry (metrics.go); nil when
+	// metrics.enabled is false.
+	metrics *acmetrics.Metrics
 	closers []func()
 }
 
@@ -150,6 +154,10 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 	}
 	s.closers = append(s.closers, o.close)
 	s.db, s.st = o.db, o.st
+	s.metrics = newMetrics(cfg)
+	if err := s.metrics.WatchDatabase(s.db, &acmetrics.DatabaseOptions{Logger: logger}); err != nil {
+		return nil, err
+	}
 	var closeKnowledge func()
 	if s.knowledge, s.eng, closeKnowledge, err = openKnowledge(ctx, cfg, o, platformLog); err != nil {
 		return nil, err
@@ -192,6 +200,7 @@ func openPlatform(ctx context.Context, cfg config.Config, logger, platformLog *s
 		Knowledge:        s.knowledge,
 		Workspaces:       workspaceSafety(cfg.Workspaces),
 		MCP:              mcpTools,
+		Metrics:          s.metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -317,13 +326,19 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	defer wf.tasks.Stop()
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
 		Runs: wf.runs, Plans: stk.plans, Tasks: wf.tasks, Knowledge: stk.knowledge, Attachments: attach, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories,
-		Mounts:   slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts(), aguiSrv.Mounts(), lineMounts),
+		Mounts:   slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts(), aguiSrv.Mounts(), lineMounts, metricsMounts(cfg.Metrics, stk.metrics)),
+		Metrics:  stk.metrics,
 		Identity: si.ids, OIDC: si.oidc, SecureCookies: cfg.Auth.SecureCookies, Studio: studio.Handler(),
 		Retention: &server.Retention{Server: cfg.Retention.Ages(), Overrides: retention.NewOverrides(stk.db)}})
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
+	_, stopMetrics, err := serveMetrics(cfg.Metrics, stk.metrics, logger)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 
 	hs := &http.Server{
 		Handler:           srv,

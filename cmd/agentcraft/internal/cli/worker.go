@@ -58,6 +58,11 @@ func workerCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer stopRetention()
+			_, stopMetrics, err := serveMetrics(cfg.Metrics, stk.metrics, logger)
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
 			logger.Info("worker_started", "database", u.String())
 			defer releaseWhenIdle(ctx)()
 			<-ctx.Done()

@@ -79,6 +79,7 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 	w.runs = controlplane.New(st, eng, controlplane.Options{
 		SingleProcess:   single,
 		Logger:          logger,
+		Metrics:         stk.metrics,
 		Audit:           stk.p.RecordAudit,
 		MaxStepsCeiling: cfg.Workflows.MaxStepsCeiling,
 		TimeoutCeiling:  cfg.Workflows.TimeoutCeiling,

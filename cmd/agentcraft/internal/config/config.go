@@ -77,6 +77,8 @@ type Config struct {
 	Budget  Budget  `yaml:"budget"`
 	// Retention is how long each kind of data is kept (retention.go).
 	Retention Retention `yaml:"retention"`
+	// Metrics serves Prometheus metrics (metrics.go).
+	Metrics Metrics `yaml:"metrics"`
 }
 
 // MCP configures the Model Context Protocol on both sides.
@@ -459,6 +461,7 @@ func (c *Config) Validate() error {
 	default:
 		bad("server.auth", "%q is not apikey or none", c.Server.Auth)
 	}
+	c.Metrics.validate(bad)
 	if c.Workflows.MaxStepsCeiling < -1 {
 		bad("workflows.max_steps_ceiling", "%d is not -1 (none), 0 (default 10000) or a positive number", c.Workflows.MaxStepsCeiling)
 	}
