@@ -87,6 +87,7 @@ type Store interface {
 	Steps() Steps
 	Notifications() Notifications
 	Skills() Skills
+	Workers() Workers
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
