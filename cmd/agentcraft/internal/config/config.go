@@ -54,6 +54,8 @@ type Config struct {
 	Egress Egress `yaml:"egress"`
 	// Workflows tunes the workflow engine.
 	Workflows Workflows `yaml:"workflows"`
+	// Worker configures `agentcraft worker` processes.
+	Worker Worker `yaml:"worker"`
 	// Search configures knowledge-base search.
 	Search Search `yaml:"search"`
 	// Tools configures the built-in tools that reach outside the process.
@@ -207,6 +209,17 @@ type Workflows struct {
 	StorageQuotaMiB int64 `yaml:"storage_quota_mib"`
 }
 
+// Worker configures `agentcraft worker`.
+type Worker struct {
+	// ShutdownTimeout is how long a worker told to stop (SIGTERM, Ctrl-C)
+	// lets its running runs finish; it takes no new ones meanwhile. Runs
+	// still running then are handed back: each stops after the node in
+	// flight is saved, releases its lease and is queued again, so another
+	// worker resumes it at once; a node still running 10s later is
+	// canceled and redone by the next worker. Default 15s.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
 // Server configures the HTTP listener.
 type Server struct {
 	// Addr is the listen address. Default 127.0.0.1:8080.
@@ -278,6 +291,7 @@ func Default() Config {
 			ShutdownTimeout: 15 * time.Second,
 			GCPercent:       gctune.DefaultGCPercent,
 		},
+		Worker:   Worker{ShutdownTimeout: 15 * time.Second},
 		Database: Database{URL: "sqlite://./data/agentcraft.db"},
 		Log:      Log{Level: "info", Format: "text"},
 		Secrets:  Secrets{MasterKeyFile: "./data/master.key"},
@@ -404,6 +418,9 @@ func (c *Config) fill() {
 	if c.Server.GCPercent == 0 {
 		c.Server.GCPercent = d.Server.GCPercent
 	}
+	if c.Worker.ShutdownTimeout == 0 {
+		c.Worker.ShutdownTimeout = d.Worker.ShutdownTimeout
+	}
 	if c.Database.URL == "" {
 		c.Database.URL = d.Database.URL
 	}
@@ -451,6 +468,9 @@ func (c *Config) Validate() error {
 	case "apikey", "none":
 	default:
 		bad("server.auth", "%q is not apikey or none", c.Server.Auth)
+	}
+	if c.Worker.ShutdownTimeout < 0 {
+		bad("worker.shutdown_timeout", "%v is negative; set a duration such as 15s (0 means the default, 15s)", c.Worker.ShutdownTimeout)
 	}
 	if c.Workflows.MaxStepsCeiling < -1 {
 		bad("workflows.max_steps_ceiling", "%d is not -1 (none), 0 (default 10000) or a positive number", c.Workflows.MaxStepsCeiling)
