@@ -342,4 +342,3 @@ func TestBinaryWorkerDrain(t *testing.T) {
 	}
 	t.Logf("SIGTERM → w1 exited %v, run finished by w2 %v after the SIGTERM", stopped.Round(time.Millisecond), done.Round(time.Millisecond))
 }
-
