@@ -89,3 +89,8 @@ func ListWorkers(ctx context.Context, st store.Store) ([]WorkerStatus, error) {
 	}
 	return out, nil
 }
+
+// Workers is ListWorkers on the service's store.
+func (s *Service) Workers(ctx context.Context) ([]WorkerStatus, error) {
+	return ListWorkers(ctx, s.st)
+}

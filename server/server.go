@@ -184,6 +184,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	s.registerPlanner()
 	s.registerSafety()
 	s.registerAudit()
+	s.registerWorkers()
 	s.registerTasks()
 	s.registerChat()
 	s.registerConversations()
