@@ -37,7 +37,9 @@ type scaleoutResult struct {
 // executed by 1, 2 and 4 `agentcraft worker` processes, and by the one
 // SQLite `agentcraft serve`, against River's own throughput of no-op jobs
 // on the same database with the same client settings (the queue package,
-// 10 workers, the same fetch cooldown and poll interval) as the ceiling.
+// 10 workers, the same fetch cooldown and poll interval) as the ceiling;
+// and one worker with 40 run slots, to tell process scale-out from more
+// runs at once.
 // It checks that no run was executed twice (one checkpoint per node per
 // run, one counted request per run) and measures dispatch latency (a
 // run's creation, just before its job is inserted, to its run_started
@@ -68,16 +70,18 @@ func TestBinaryScaleoutBench(t *testing.T) {
 
 	var results []scaleoutResult
 	results = append(results, riverCeiling(t, schemaURL(t, dsn), n, latencyRuns))
-	for _, workers := range []int{1, 2, 4} {
-		t.Run(fmt.Sprintf("postgres-%d", workers), func(t *testing.T) {
-			f := newFleet(t, schemaURL(t, dsn), "workflows: {workers: 10}\n", 0)
-			for i := range workers {
+	// The last row tells process scale-out from concurrency: one process
+	// with as many run slots as four.
+	for _, c := range []struct{ procs, slots int }{{1, 10}, {2, 10}, {4, 10}, {1, 40}} {
+		t.Run(fmt.Sprintf("postgres-%dx%d", c.procs, c.slots), func(t *testing.T) {
+			f := newFleet(t, schemaURL(t, dsn), fmt.Sprintf("workflows: {workers: %d}\n", c.slots), 0)
+			for i := range c.procs {
 				f.worker(t, fmt.Sprintf("w%d", i+1))
 			}
 			r := f.measure(t, def, n, latencyRuns, http)
-			r.name = fmt.Sprintf("PostgreSQL, %d worker process", workers)
-			if workers > 1 {
-				r.name += "es"
+			r.name = fmt.Sprintf("PostgreSQL, %d worker × %d slots", c.procs, c.slots)
+			if c.procs > 1 {
+				r.name = fmt.Sprintf("PostgreSQL, %d workers × %d slots", c.procs, c.slots)
 			}
 			results = append(results, r)
 		})
@@ -90,8 +94,8 @@ func TestBinaryScaleoutBench(t *testing.T) {
 		r.name = "SQLite, one serve process"
 		results = append(results, r)
 	})
-	if len(results) != 5 {
-		t.Fatalf("%d of 5 configurations measured", len(results))
+	if len(results) != 6 {
+		t.Fatalf("%d of 6 configurations measured", len(results))
 	}
 
 	var b strings.Builder
@@ -101,7 +105,7 @@ func TestBinaryScaleoutBench(t *testing.T) {
 	ceiling, one := results[0].perSec, results[1].perSec
 	for i, r := range results {
 		vsOne := "-"
-		if i >= 1 && i <= 3 {
+		if i >= 1 && i <= 4 {
 			vsOne = fmt.Sprintf("%.2f", r.perSec/one)
 		}
 		fmt.Fprintf(&b, "| %-38s | %9.1f | %9.3f | %11s | %9s | %9s |\n", r.name, r.perSec, r.perSec/ceiling, vsOne,
