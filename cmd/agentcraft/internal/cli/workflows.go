@@ -189,7 +189,8 @@ func (w *workflowRuntime) stop(drain time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), drain+handBackGrace)
 	defer cancel()
 	_ = w.q.Stop(ctx) // at ctx's end it cancels the jobs still running
-	w.runs.HandBack()
+	// Runs ResumeOwned executes drain on the same schedule: handed back
+	// by the timer, canceled at ctx's end.
 	go func() {
 		<-ctx.Done()
 		w.stopResumed()
