@@ -37,6 +37,8 @@ type recorder struct {
 	quota int64
 	used  atomic.Int64
 	wrote func(n int64) // told the size of each save; may be nil
+	// saved is called after each checkpoint is stored; may be nil.
+	saved func()
 }
 
 // NewCheckpointer returns the checkpointer of one run over the store,
@@ -155,6 +157,10 @@ func (r *recorder) Save(ctx context.Context, key, nodeID string, s workflow.Save
 		r.mu.Lock()
 		r.pending = append(evs, r.pending...)
 		r.mu.Unlock()
+		return err
 	}
-	return err
+	if r.saved != nil {
+		r.saved()
+	}
+	return nil
 }

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/internal/metrics"
@@ -87,9 +89,13 @@ type Service struct {
 	usageMu sync.Mutex             // guards usage
 	usage   map[string]storedUsage // workspace id → its measured run data
 
+	// handingBack is set by HandBack: runs stop at their next checkpoint
+	// and go back to the queue.
+	handingBack atomic.Bool
+
 	mu     sync.Mutex
-	active map[string]context.CancelFunc // runs executing here
-	wg     sync.WaitGroup                // goroutine-executed runs and pending deadline checks
+	active map[string]*execution // runs executing here; guarded by mu
+	wg     sync.WaitGroup        // goroutine-executed runs and pending deadline checks
 	// checks are the deadline checks of waiting runs not due yet
 	// (checkAt without Options.EnqueueAt); guarded by mu.
 	checks map[*time.Timer]bool
@@ -118,7 +124,7 @@ func New(st store.Store, engine *workflow.Engine, opts Options) *Service {
 	if opts.StorageRecheck <= 0 {
 		opts.StorageRecheck = 30 * time.Second
 	}
-	return &Service{st: st, engine: engine, opts: opts, broker: newBroker(), active: map[string]context.CancelFunc{},
+	return &Service{st: st, engine: engine, opts: opts, broker: newBroker(), active: map[string]*execution{},
 		usage: map[string]storedUsage{}}
 }
 
@@ -227,12 +233,13 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 	// One execution per run per process: the queue's job and ResumeOwned
 	// may both reach a run after a restart, and the lease (held by this
 	// same owner) would let both in.
+	x := &execution{workspaceID: workspaceID}
 	s.mu.Lock()
 	if _, busy := s.active[runID]; busy {
 		s.mu.Unlock()
 		return nil
 	}
-	s.active[runID] = func() {}
+	s.active[runID] = x
 	s.mu.Unlock()
 	var ended store.Run // what end recorded, for Options.Changed
 	defer func() {
@@ -272,14 +279,30 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s.mu.Lock()
-	s.active[runID] = func() { cancel(errCanceled) }
+	x.cancel = cancel
 	s.mu.Unlock()
+	if s.handingBack.Load() {
+		// Claimed while this process stops (a job fetched just before):
+		// back to the queue before any node runs.
+		return s.handBack(ctx, run)
+	}
 
 	s.broker.open(runID)
 	defer s.broker.close(runID)
-	rec, err := newRecorder(ctx, runs, workspaceID, runID, func(ev workflow.Event) { s.broker.publish(runID, ev); s.observe(ev) })
+	rec, err := newRecorder(ctx, runs, workspaceID, runID, func(ev workflow.Event) {
+		x.saw(ev)
+		s.broker.publish(runID, ev)
+		s.observe(ev)
+	})
 	if err != nil {
 		return err
+	}
+	// After each checkpoint, a run of a stopping process stops: what it
+	// did is saved, and the next executor resumes after it.
+	rec.saved = func() {
+		if s.handingBack.Load() {
+			cancel(errHandBack)
+		}
 	}
 	if err := s.limitStorage(ctx, rec); err != nil {
 		return err
@@ -297,6 +320,15 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 			// Canceled through the API (the row says so already) or taken
 			// over by another executor: nothing more to record here.
 			_ = rec.Flush(context.WithoutCancel(ctx))
+			return nil
+		case errors.Is(cause, errHandBack), ctx.Err() != nil && s.handingBack.Load():
+			// This process is stopping: stopped at a checkpoint, or (the
+			// queue's grace over) canceled mid-node, whose work the next
+			// executor redoes.
+			_ = rec.Flush(context.WithoutCancel(ctx))
+			if err := s.handBack(ctx, run); err != nil {
+				return errors.Join(err, ctx.Err())
+			}
 			return nil
 		case ctx.Err() != nil:
 			// This process is stopping: keep the run running with its
@@ -317,7 +349,83 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 var (
 	errCanceled  = errors.New("run canceled through the API")
 	errLeaseLost = errors.New("run lease lost to another executor")
+	errHandBack  = errors.New("run handed back: this process is stopping")
 )
+
+// execution is a run executing in this process.
+type execution struct {
+	workspaceID string
+	// cancel stops the engine; nil until it runs. Guarded by Service.mu.
+	cancel context.CancelCauseFunc
+	// node is the key of the node that started last and has not ended
+	// ("" between nodes), for the workers registry.
+	node atomic.Pointer[string]
+}
+
+// saw follows the node the run executes.
+func (x *execution) saw(ev workflow.Event) {
+	switch ev.Type {
+	case workflow.EventNodeStarted:
+		key := ev.Key
+		x.node.Store(&key)
+	case workflow.EventNodeFinished, workflow.EventNodeFailed:
+		if cur := x.node.Load(); cur != nil && *cur == ev.Key {
+			x.node.Store(nil)
+		}
+	}
+}
+
+// HandBack makes this process give its runs back to the queue instead of
+// finishing them, as a stopping worker does once its shutdown timeout has
+// passed: each run executing here stops after its next checkpoint, so no
+// finished node runs again, releases its lease and is enqueued again, so
+// another executor resumes it at once instead of after the lease expires.
+// A run claimed after HandBack goes back before any node runs. A node in
+// flight finishes first; when the queue then cancels it (Stop's grace
+// over) the run goes back all the same and the next executor redoes that
+// node. HandBack cannot be undone: call it when stopping.
+func (s *Service) HandBack() {
+	s.handingBack.Store(true)
+}
+
+// handBack releases the run's lease and enqueues it again. The queue's job
+// of this execution then completes: the new job resumes the run.
+func (s *Service) handBack(ctx context.Context, run store.Run) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := s.st.Runs().Release(ctx, run.WorkspaceID, run.ID, s.opts.Owner); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil // canceled or taken over meanwhile: not ours to hand back
+		}
+		return fmt.Errorf("hand back run %s: %w", run.ID, err)
+	}
+	if err := s.enqueue(ctx, run.WorkspaceID, run.ID, true); err != nil {
+		// Queued without a job: the sweeper of a live process wakes it.
+		return fmt.Errorf("hand back run %s: enqueue: %w", run.ID, err)
+	}
+	s.opts.Logger.InfoContext(ctx, "run_handed_back", "run_id", run.ID, "workspace_id", run.WorkspaceID)
+	return nil
+}
+
+// Active returns the runs executing in this process, with the node each
+// executes, for the workers registry.
+func (s *Service) Active() []store.HeldRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]store.HeldRun, 0, len(s.active))
+	for id, x := range s.active {
+		h := store.HeldRun{WorkspaceID: x.workspaceID, RunID: id}
+		if n := x.node.Load(); n != nil {
+			h.Node = *n
+		}
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b store.HeldRun) int { return strings.Compare(a.RunID, b.RunID) })
+	return out
+}
+
+// Owner is this executor's name in run leases.
+func (s *Service) Owner() string { return s.opts.Owner }
 
 // heartbeat renews the lease every third of its TTL; when the run was
 // canceled or another executor took it, it stops this execution.
@@ -550,10 +658,13 @@ func (s *Service) Cancel(ctx context.Context, workspaceID, runID string) (store.
 		return run, err
 	}
 	s.mu.Lock()
-	stop := s.active[runID]
+	var stop context.CancelCauseFunc
+	if x := s.active[runID]; x != nil {
+		stop = x.cancel
+	}
 	s.mu.Unlock()
 	if stop != nil {
-		stop()
+		stop(errCanceled)
 	}
 	s.changed(ctx, run)
 	return run, nil

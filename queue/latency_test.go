@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/agentcraftlab/agentcraft/internal/database"
 )
 
@@ -102,4 +104,27 @@ func BenchmarkEnqueueToStart(b *testing.B) {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
 	b.ReportMetric(ms(lat[len(lat)*9/10]), "p90-ms")
+}
+
+// TestPostgresListensSQLitePolls pins the fetch settings: on PostgreSQL
+// River is not in poll-only mode (new jobs are announced by LISTEN/NOTIFY,
+// the 1s poll is a fallback) and its insert notifications are spaced by
+// the minimum cooldown; SQLite, which has no NOTIFY, polls every 20ms.
+func TestPostgresListensSQLitePolls(t *testing.T) {
+	h := func(context.Context, RunArgs) error { return nil }
+	pg, err := (&Config{}).riverConfig(database.Postgres, h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pg.PollOnly || pg.FetchPollInterval != time.Second || pg.FetchCooldown != river.FetchCooldownMin {
+		t.Errorf("PostgreSQL: PollOnly %v, FetchPollInterval %v, FetchCooldown %v; want listening, 1s fallback poll, %v cooldown",
+			pg.PollOnly, pg.FetchPollInterval, pg.FetchCooldown, river.FetchCooldownMin)
+	}
+	lite, err := (&Config{}).riverConfig(database.SQLite, h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lite.FetchPollInterval != 20*time.Millisecond || lite.FetchCooldown != 10*time.Millisecond {
+		t.Errorf("SQLite: FetchPollInterval %v, FetchCooldown %v; want 20ms and 10ms", lite.FetchPollInterval, lite.FetchCooldown)
+	}
 }

@@ -193,6 +193,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	s.registerSafety()
 	s.registerAudit()
 	s.registerRetention()
+	s.registerWorkers()
 	s.registerTasks()
 	s.registerChat()
 	s.registerConversations()

@@ -121,6 +121,21 @@ func (r runs) Transition(ctx context.Context, workspaceID, id string, from []Run
 	return run, nil
 }
 
+func (r runs) Release(ctx context.Context, workspaceID, id, owner string) (Run, error) {
+	if owner == "" {
+		return Run{}, r.c.errorf("release run %s: %w: owner is empty; name the executor that holds the lease", id, ErrInvalid)
+	}
+	run, err := r.c.d.RunTransition(ctx, &RunTransitionParams{WorkspaceID: workspaceID, ID: id,
+		From: []RunStatus{RunRunning}, To: RunQueued, Now: now(), Release: true, LeaseOwner: owner})
+	if isNotFound(err) {
+		return r.refuse(ctx, "release", workspaceID, id)
+	}
+	if err != nil {
+		return Run{}, r.c.errorf("release run %s: %w", id, err)
+	}
+	return run, nil
+}
+
 // checkTransition validates the arguments of Runs.Transition and
 // Tasks.Transition; noun names what moves ("run", "task").
 func checkTransition[S interface {

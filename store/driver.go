@@ -35,6 +35,7 @@ type Driver interface {
 	MemoryDriver
 	TaskDriver
 	SkillDriver
+	WorkerDriver
 }
 
 // WorkflowDriver holds the verbs of Workflows. A workflow reads with the
@@ -155,7 +156,8 @@ type RunClaimParams struct {
 // RunTransitionParams are the arguments of RunTransition: when the run's
 // status is one of From, set status To, the non-nil fields of Update,
 // updated_at Now and finished_at Finished (nil clears it), and clear the
-// lease when Release.
+// lease when Release. A non-empty LeaseOwner adds a condition: the run's
+// lease is LeaseOwner's.
 type RunTransitionParams struct {
 	WorkspaceID, ID string
 	From            []RunStatus
@@ -164,6 +166,7 @@ type RunTransitionParams struct {
 	Now             time.Time
 	Finished        *time.Time
 	Release         bool
+	LeaseOwner      string
 }
 
 // RunCheckpointInsertParams are the rows RunCheckpointInsert writes, all
@@ -613,4 +616,31 @@ type SkillDriver interface {
 type SkillWriteParams struct {
 	Skill    Skill
 	Metadata []byte
+}
+
+// WorkerDriver holds the verbs of Workers. Lists order by id, bytewise.
+type WorkerDriver interface {
+	// WorkerUpsert inserts p.Worker, complete and stamped, or rewrites
+	// every column of the row with its id.
+	WorkerUpsert(ctx context.Context, p *WorkerUpsertParams) error
+	// WorkerGet returns the worker; none is ErrNotFound.
+	WorkerGet(ctx context.Context, id string) (Worker, error)
+	WorkerList(ctx context.Context) ([]Worker, error)
+	// WorkerDelete deletes the row of p.ID when its host and pid are
+	// p's; no such row is no error.
+	WorkerDelete(ctx context.Context, p *WorkerDeleteParams) error
+	// WorkerPrune deletes the rows seen before before and returns how
+	// many.
+	WorkerPrune(ctx context.Context, before time.Time) (int64, error)
+}
+
+// WorkerUpsertParams is the row WorkerUpsert writes (Runs non-nil).
+type WorkerUpsertParams struct {
+	Worker Worker
+}
+
+// WorkerDeleteParams name the row WorkerDelete removes.
+type WorkerDeleteParams struct {
+	ID, Host string
+	PID      int
 }

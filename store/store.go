@@ -10,7 +10,8 @@
 // workspace members and roles, browser sessions, invitations and one-time
 // sign-in links; conversations with their messages and memory items; tasks
 // with their events, approvals, the steps of their evidence ledger and
-// the outbox of notifications; skills with their resource files). Two
+// the outbox of notifications; skills with their resource files; the
+// registry of the processes that execute runs). Two
 // drivers implement it: store/sqlite for a single machine and
 // store/postgres for several; store/storetest is the conformance suite both
 // must pass. Open a driver, run its migrations, then use it:
@@ -88,6 +89,7 @@ type Store interface {
 	Steps() Steps
 	Notifications() Notifications
 	Skills() Skills
+	Workers() Workers
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

@@ -253,6 +253,12 @@ type Runs interface {
 	// `to` stamps FinishedAt; a live one clears it. Any `to` but running
 	// clears the lease: a queued, waiting or finished run has no executor.
 	Transition(ctx context.Context, workspaceID, id string, from []RunStatus, to RunStatus, u RunUpdate) (Run, error)
+	// Release hands a running run leased to owner back to the queue: it
+	// becomes queued with no lease, so any executor may claim it at once
+	// instead of waiting for the lease to expire (a worker that stops
+	// before the run ends). A run in another status, or leased to another
+	// executor, gives ErrConflict with the run as stored.
+	Release(ctx context.Context, workspaceID, id, owner string) (Run, error)
 
 	// Checkpoint saves cp and appends events in one transaction. A key
 	// already saved for the run gives ErrConflict and writes nothing (the

@@ -24,6 +24,10 @@
 // stream, a human node, webhook hooks), TestBinaryIngestResumes (an ingest
 // job killed half done resumes at the next start without indexing a file
 // twice), TestBinaryTwoServesOneSQLite and TestBinaryPostgresTakeover.
+// TestBinaryWorkersNoRunTwice and TestBinaryWorkerDrain (SIGTERM mid-run:
+// the run is handed back at a checkpoint) run `agentcraft worker`
+// processes on PostgreSQL; TestBinaryScaleoutBench measures them on
+// demand (AGENTCRAFT_BENCH_SCALEOUT=1).
 //
 //	go test -race ./e2e/crash
 //	AGENTCRAFT_TEST_POSTGRES_DSN=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test -race ./e2e/crash

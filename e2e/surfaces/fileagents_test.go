@@ -73,7 +73,9 @@ agents:
 	answers("after agentcraft kb list --config b.yaml")
 
 	w := exec.Command(bin, "worker", "--config", b)
-	w.Env, w.Dir = env, dir
+	// Its own name in run leases: serve executes under the host name, and
+	// a worker refuses a live process's name.
+	w.Env, w.Dir = append(env, "AGENTCRAFT_WORKER_ID=fileagents-worker"), dir
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -113,10 +113,10 @@ func (d driver) RunTransition(ctx context.Context, p *store.RunTransitionParams)
 			waiting_node = coalesce($4, waiting_node), updated_at = $5, finished_at = $6,
 			lease_owner = CASE WHEN $7 THEN '' ELSE lease_owner END,
 			lease_until = CASE WHEN $7 THEN NULL ELSE lease_until END
-		WHERE workspace_id = $8 AND id = $9 AND status = ANY ($10)
+		WHERE workspace_id = $8 AND id = $9 AND status = ANY ($10) AND ($11 = '' OR lease_owner = $11)
 		RETURNING `+runColumns,
 		p.To, []byte(p.Update.Output), p.Update.Error, p.Update.WaitingNode, p.Now, p.Finished, p.Release,
-		p.WorkspaceID, p.ID, statuses))
+		p.WorkspaceID, p.ID, statuses, p.LeaseOwner))
 	return run, mapErr(err)
 }
 

@@ -124,7 +124,7 @@ func (d driver) RunTransition(ctx context.Context, p *store.RunTransitionParams)
 	if p.Update.Output != nil {
 		output = string(p.Update.Output)
 	}
-	args := []any{p.To, output, errText, waiting, micros(p.Now), finished, p.Release, p.Release, p.WorkspaceID, p.ID}
+	args := []any{p.To, output, errText, waiting, micros(p.Now), finished, p.Release, p.Release, p.WorkspaceID, p.ID, p.LeaseOwner, p.LeaseOwner}
 	for _, s := range p.From {
 		args = append(args, s)
 	}
@@ -133,7 +133,8 @@ func (d driver) RunTransition(ctx context.Context, p *store.RunTransitionParams)
 			waiting_node = coalesce(?, waiting_node), updated_at = ?, finished_at = ?,
 			lease_owner = CASE WHEN ? THEN '' ELSE lease_owner END,
 			lease_until = CASE WHEN ? THEN NULL ELSE lease_until END
-		WHERE workspace_id = ? AND id = ? AND status IN (?`+strings.Repeat(", ?", len(p.From)-1)+`)
+		WHERE workspace_id = ? AND id = ? AND (? = '' OR lease_owner = ?)
+			AND status IN (?`+strings.Repeat(", ?", len(p.From)-1)+`)
 		RETURNING `+runColumns, args...))
 	return run, mapErr(err)
 }

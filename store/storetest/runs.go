@@ -354,6 +354,42 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("Release", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		st := open(t)
+		a, b := mustWorkspace(t, st, "a"), mustWorkspace(t, st, "b")
+		runs := st.Runs()
+		r := mustClaim(t, st, mustRun(t, st, a.ID), "exec-1", time.Hour)
+
+		// Only the holder hands a run back, and only in its workspace.
+		got, err := runs.Release(ctx, a.ID, r.ID, "exec-2")
+		wantErr(t, "Release(by another executor)", err, store.ErrConflict)
+		if got.LeaseOwner != "exec-1" || got.Status != store.RunRunning {
+			t.Errorf("refused Release returned %+v, want the run as stored (running, exec-1's)", got)
+		}
+		_, err = runs.Release(ctx, b.ID, r.ID, "exec-1")
+		wantErr(t, "Release(other workspace)", err, store.ErrNotFound)
+		_, err = runs.Release(ctx, a.ID, r.ID, "")
+		wantErr(t, "Release(no owner)", err, store.ErrInvalid)
+
+		released, err := runs.Release(ctx, a.ID, r.ID, "exec-1")
+		if err != nil {
+			t.Fatalf("Release(by the holder) = %v", err)
+		}
+		if released.Status != store.RunQueued || released.LeaseOwner != "" || released.LeaseUntil != nil {
+			t.Errorf("Release = %+v, want queued without a lease", released)
+		}
+		// Another executor claims it at once, an hour before the old lease ended.
+		if took := mustClaim(t, st, r, "exec-2", time.Hour); took.LeaseOwner != "exec-2" {
+			t.Errorf("Claim after Release = lease %q, want exec-2", took.LeaseOwner)
+		}
+		// A queued run is not running: nothing to hand back.
+		q := mustRun(t, st, a.ID)
+		_, err = runs.Release(ctx, a.ID, q.ID, "exec-1")
+		wantErr(t, "Release(queued run)", err, store.ErrConflict)
+	})
+
 	t.Run("ClaimRefusesOtherStatuses", func(t *testing.T) {
 		t.Parallel()
 		ctx := t.Context()

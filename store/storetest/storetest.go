@@ -72,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Notifications", func(t *testing.T) { testNotifications(t, open) })
 	t.Run("Skills", func(t *testing.T) { testSkills(t, open) })
 	t.Run("ReadCheck", func(t *testing.T) { testReadCheck(t, open) })
+	t.Run("Workers", func(t *testing.T) { testWorkers(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {

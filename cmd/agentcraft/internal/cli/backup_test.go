@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +40,7 @@ func restoreConfig(t *testing.T, dir string) []string {
 // --with-master-key.
 func TestBackupRestoreRules(t *testing.T) {
 	t.Setenv(secret.EnvMasterKey, "")
+	newest, down := newestMigrationDown(t)
 	dir := t.TempDir()
 	t.Chdir(dir)
 	if code, _, errOut := run(t, "migrate"); code != 0 {
@@ -118,21 +121,19 @@ func TestBackupRestoreRules(t *testing.T) {
 		t.Error("restore of a backup without a key created a master key")
 	}
 
-	// A backup of an older version is migrated forward: take 00020 back
-	// out of a copy, as a backup made before it would be.
+	// A backup of an older version is migrated forward: take the newest
+	// migration back out of a copy, as a backup made before it would be.
 	data, _ := os.ReadFile("plain.db")
 	os.WriteFile("older.db", data, 0o600)
 	older, err := sql.Open("sqlite", filepath.Join(dir, "older.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`DROP TABLE retention_policies`, `DROP TABLE audit_prune_window`,
-		`DROP INDEX runs_finished`, `DROP INDEX conversations_activity`, `DROP INDEX uploads_created`, `DROP TRIGGER audit_log_no_delete`,
-		`CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END`,
-		`DELETE FROM goose_db_version WHERE version_id = 20`} {
-		if _, err := older.Exec(q); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := older.Exec(down); err != nil {
+		t.Fatalf("migration %d down: %v", newest, err)
+	}
+	if _, err := older.Exec(`DELETE FROM goose_db_version WHERE version_id = ?`, newest); err != nil {
+		t.Fatal(err)
 	}
 	older.Close()
 	target = filepath.Join(t.TempDir(), "data")
@@ -140,6 +141,37 @@ func TestBackupRestoreRules(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "migrated forward: 1 migration applied") {
 		t.Errorf("restore of an older backup: %d %q %s", code, out, errOut)
 	}
+}
+
+// newestMigrationDown returns the version of the newest SQLite migration
+// and its Down statements, without goose's annotations.
+func newestMigrationDown(t *testing.T) (int64, string) {
+	t.Helper()
+	files, err := filepath.Glob("../../../../store/sqlite/migrations/*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no migrations found: %v", err)
+	}
+	slices.Sort(files)
+	last := files[len(files)-1]
+	version, err := strconv.ParseInt(strings.SplitN(filepath.Base(last), "_", 2)[0], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, down, ok := strings.Cut(string(b), "-- +goose Down")
+	if !ok {
+		t.Fatalf("%s has no Down section", last)
+	}
+	var stmts []string
+	for line := range strings.Lines(down) {
+		if !strings.HasPrefix(strings.TrimSpace(line), "-- +goose") {
+			stmts = append(stmts, line)
+		}
+	}
+	return version, strings.Join(stmts, "")
 }
 
 // TestBackupDuringRuns is acceptance item 3: a backup taken while serve

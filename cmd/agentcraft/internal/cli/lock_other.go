@@ -9,3 +9,6 @@ import "os"
 func tryLockFile(*os.File) (bool, error) { return true, nil }
 
 func unlockFile(*os.File) {}
+
+// processAlive cannot tell here: a process is taken as alive.
+func processAlive(int) bool { return true }

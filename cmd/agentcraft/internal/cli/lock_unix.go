@@ -26,3 +26,9 @@ func tryLockFile(f *os.File) (bool, error) {
 }
 
 func unlockFile(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// processAlive reports whether a process with pid exists on this host.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

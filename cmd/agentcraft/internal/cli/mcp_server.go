@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -86,14 +85,12 @@ Logs go to standard error; standard output carries only the protocol.`,
 				return err
 			}
 			defer stk.close()
-			wf, err := startWorkflows(ctx, cfg, stk, logger)
+			wf, err := startWorkflows(ctx, cfg, stk, logger, "mcp")
 			if err != nil {
 				return err
 			}
 			defer func() {
-				sctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
-				defer cancel()
-				wf.stop(sctx)
+				wf.stop(cfg.Server.ShutdownTimeout)
 			}()
 			in, out := e.stdioPipes(cmd)
 			return mcpserver.ServeStdio(ctx, stk.p, stk.p.DefaultWorkspace().ID, in, out,

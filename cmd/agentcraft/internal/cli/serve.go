@@ -264,14 +264,12 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 		logger.Warn("authentication_disabled", "reason", "server.auth is none", "workspace", cfg.Server.Workspace,
 			"risk", "anyone who reaches "+cfg.Server.Addr+" can use every agent; use only on a trusted private network")
 	}
-	wf, err := startWorkflows(ctx, cfg, stk, logger)
+	wf, err := startWorkflows(ctx, cfg, stk, logger, "serve")
 	if err != nil {
 		return err
 	}
 	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
-		defer cancel()
-		wf.stop(sctx)
+		wf.stop(cfg.Server.ShutdownTimeout)
 	}()
 	// The retention pruner and SQLite's WAL checkpoints (retention:).
 	stopRetention, err := startRetention(ctx, cfg, &openedDB{db: stk.db, st: stk.st}, logger)

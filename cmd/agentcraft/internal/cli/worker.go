@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
 	"github.com/agentcraftlab/agentcraft/internal/database"
@@ -46,7 +44,7 @@ func workerCmd(e *env) *cobra.Command {
 			// of serve.
 			execute := true
 			cfg.Workflows.Execute = &execute
-			wf, err := startWorkflows(ctx, cfg, stk, logger)
+			wf, err := startWorkflows(ctx, cfg, stk, logger, "worker")
 			if err != nil {
 				return err
 			}
@@ -54,22 +52,24 @@ func workerCmd(e *env) *cobra.Command {
 			// lock lets one process at a time prune.
 			stopRetention, err := startRetention(ctx, cfg, &openedDB{db: stk.db, st: stk.st}, logger)
 			if err != nil {
-				wf.stop(context.Background())
+				wf.stop(0)
 				return err
 			}
 			defer stopRetention()
 			_, stopMetrics, err := serveMetrics(cfg.Metrics, stk.metrics, logger)
 			if err != nil {
+				wf.stop(0)
 				return err
 			}
 			defer stopMetrics()
-			logger.Info("worker_started", "database", u.String())
+			logger.Info("worker_started", "database", u.String(), "worker_id", wf.runs.Owner())
 			defer releaseWhenIdle(ctx)()
 			<-ctx.Done()
-			logger.Info("worker_stopping")
-			sctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
-			defer cancel()
-			wf.stop(sctx)
+			// Drain: no new jobs; running runs get worker.shutdown_timeout
+			// to finish, then are handed back to the other workers.
+			logger.Info("worker_stopping", "shutdown_timeout", cfg.Worker.ShutdownTimeout, "runs", len(wf.runs.Active()))
+			wf.stop(cfg.Worker.ShutdownTimeout)
+			logger.Info("worker_stopped")
 			return nil
 		},
 	}

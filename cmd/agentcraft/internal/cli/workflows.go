@@ -58,6 +58,11 @@ type workflowRuntime struct {
 	tasks       *task.Service
 	q           *queue.Queue
 	stopSweeper context.CancelFunc
+	// stopResumed cancels the runs ResumeOwned executes in goroutines.
+	stopResumed context.CancelFunc
+	// reg is this process's row in the workers registry (nil when it
+	// executes nothing).
+	reg *registration
 }
 
 // enqueueIngest queues a knowledge-base ingest job.
@@ -68,7 +73,10 @@ func (w *workflowRuntime) enqueueIngest(ctx context.Context, workspaceID, jobID 
 // startWorkflows opens the queue on the configured database, starts its
 // workers and resumes at once the runs this process owned when it last
 // stopped (every live run on SQLite, where it is the only executor).
-func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *slog.Logger) (*workflowRuntime, error) {
+//
+// kind names the command in the workers registry ("serve", "worker",
+// "mcp").
+func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *slog.Logger, kind string) (*workflowRuntime, error) {
 	st := stk.st
 	eng, err := newEngine(cfg, stk, logger)
 	if err != nil {
@@ -118,12 +126,23 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 	if err != nil {
 		return nil, fmt.Errorf("open job queue: %w", err)
 	}
+	if execute {
+		if w.reg, err = register(ctx, st.Workers(), kind, w.runs.Owner(), w.runs.Active, logger); err != nil {
+			w.q.Close()
+			return nil, err
+		}
+	}
 	if err := w.q.Start(ctx); err != nil {
 		w.q.Close()
+		w.reg.leave()
 		return nil, fmt.Errorf("start job queue: %w", err)
 	}
+	// Resumed runs outlive ctx (a signal): stop drains them with the
+	// queue's jobs.
+	resumeCtx, stopResumed := context.WithCancel(context.WithoutCancel(ctx))
+	w.stopResumed = stopResumed
 	if execute {
-		n, err := w.runs.ResumeOwned(ctx)
+		n, err := w.runs.ResumeOwned(resumeCtx)
 		if err != nil {
 			logger.Error("resume_runs_failed", "err", err)
 		} else if n > 0 {
@@ -155,10 +174,30 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 	return w, nil
 }
 
-// stop stops taking jobs and waits (until ctx ends) for running ones.
-func (w *workflowRuntime) stop(ctx context.Context) {
+// handBackGrace is how long, once a stopping process's drain time is
+// over, a node in flight may take to finish before it is canceled.
+const handBackGrace = 5 * time.Second
+
+// stop stops taking jobs and lets running runs finish for up to drain.
+// Runs still running then are handed back (controlplane.HandBack): each
+// stops after its node in flight is saved and is queued again for another
+// executor; a node still running handBackGrace later is canceled, and the
+// run handed back all the same.
+func (w *workflowRuntime) stop(drain time.Duration) {
 	w.stopSweeper()
-	_ = w.q.Stop(ctx)
+	handBack := time.AfterFunc(drain, w.runs.HandBack)
+	defer handBack.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), drain+handBackGrace)
+	defer cancel()
+	_ = w.q.Stop(ctx) // at ctx's end it cancels the jobs still running
+	// Runs ResumeOwned executes drain on the same schedule: handed back
+	// by the timer, canceled at ctx's end.
+	go func() {
+		<-ctx.Done()
+		w.stopResumed()
+	}()
 	w.runs.Wait()
+	cancel()
 	_ = w.q.Close()
+	w.reg.leave()
 }

@@ -55,6 +55,8 @@ type Config struct {
 	Egress Egress `yaml:"egress"`
 	// Workflows tunes the workflow engine.
 	Workflows Workflows `yaml:"workflows"`
+	// Worker configures `agentcraft worker` processes.
+	Worker Worker `yaml:"worker"`
 	// Search configures knowledge-base search.
 	Search Search `yaml:"search"`
 	// Tools configures the built-in tools that reach outside the process.
@@ -216,6 +218,17 @@ type Workflows struct {
 	StorageQuotaMiB int64 `yaml:"storage_quota_mib"`
 }
 
+// Worker configures `agentcraft worker`.
+type Worker struct {
+	// ShutdownTimeout is how long a worker told to stop (SIGTERM, Ctrl-C)
+	// lets its running runs finish; it takes no new ones meanwhile. Runs
+	// still running then are handed back: each stops after the node in
+	// flight is saved, releases its lease and is queued again, so another
+	// worker resumes it at once; a node still running 10s later is
+	// canceled and redone by the next worker. Default 15s.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
 // Server configures the HTTP listener.
 type Server struct {
 	// Addr is the listen address. Default 127.0.0.1:8080.
@@ -287,6 +300,7 @@ func Default() Config {
 			ShutdownTimeout: 15 * time.Second,
 			GCPercent:       gctune.DefaultGCPercent,
 		},
+		Worker:   Worker{ShutdownTimeout: 15 * time.Second},
 		Database: Database{URL: "sqlite://./data/agentcraft.db"},
 		Log:      Log{Level: "info", Format: "text"},
 		Secrets:  Secrets{MasterKeyFile: "./data/master.key"},
@@ -413,6 +427,9 @@ func (c *Config) fill() {
 	if c.Server.GCPercent == 0 {
 		c.Server.GCPercent = d.Server.GCPercent
 	}
+	if c.Worker.ShutdownTimeout == 0 {
+		c.Worker.ShutdownTimeout = d.Worker.ShutdownTimeout
+	}
 	if c.Database.URL == "" {
 		c.Database.URL = d.Database.URL
 	}
@@ -462,6 +479,9 @@ func (c *Config) Validate() error {
 		bad("server.auth", "%q is not apikey or none", c.Server.Auth)
 	}
 	c.Metrics.validate(bad)
+	if c.Worker.ShutdownTimeout < 0 {
+		bad("worker.shutdown_timeout", "%v is negative; set a duration such as 15s (0 means the default, 15s)", c.Worker.ShutdownTimeout)
+	}
 	if c.Workflows.MaxStepsCeiling < -1 {
 		bad("workflows.max_steps_ceiling", "%d is not -1 (none), 0 (default 10000) or a positive number", c.Workflows.MaxStepsCeiling)
 	}

@@ -164,6 +164,8 @@ func TestValidation(t *testing.T) {
 		{"workspaces:\n  - {name: a, pii: {mode: shred}}", "workspaces[0]"},
 		{"workspaces:\n  - {name: a, colour: red}", "workspaces[0].colour"},
 		{"workflows: {max_steps_ceiling: -5}", "workflows.max_steps_ceiling"},
+		{"worker: {shutdown_timeout: -1s}", "worker.shutdown_timeout"},
+		{"worker: {shutdown_timout: 5s}", "worker.shutdown_timout"},
 		{"workflows: {storage_quota_mib: -2}", "workflows.storage_quota_mib"},
 		{"workflows: {max_steps: 20000}", "workflows.max_steps: 20000 is above the ceiling of 10000"},
 		{"workflows: {max_steps: 600, max_steps_ceiling: 500}", "workflows.max_steps"},
@@ -201,6 +203,25 @@ func TestWorkflowLimits(t *testing.T) {
 	// The engine's default of 1000 steps would pass a ceiling of 500.
 	if w.MaxSteps != 500 || w.Timeout != 0 {
 		t.Errorf("defaults under the ceilings: max_steps %d, timeout %v; want 500 and 0 (the engine's 30m is under 2h)", w.MaxSteps, w.Timeout)
+	}
+}
+
+// TestWorkerShutdownTimeout: worker.shutdown_timeout is read, and 15s
+// when unset.
+func TestWorkerShutdownTimeout(t *testing.T) {
+	cfg, err := Load(write(t, "worker: {shutdown_timeout: 40s}"), []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Worker.ShutdownTimeout != 40*time.Second {
+		t.Errorf("worker.shutdown_timeout = %v, want 40s", cfg.Worker.ShutdownTimeout)
+	}
+	cfg, err = Load(write(t, "log: {level: info}"), []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Worker.ShutdownTimeout != 15*time.Second {
+		t.Errorf("default worker.shutdown_timeout = %v, want 15s", cfg.Worker.ShutdownTimeout)
 	}
 }
 
