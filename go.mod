@@ -44,6 +44,7 @@ require (
 	github.com/go-shiori/dom v0.0.0-20230515143342-73569d674e1c // indirect
 	github.com/gogs/chardet v0.0.0-20211120154057-b7413eaefb8f // indirect
 	github.com/itlightning/dateparse v0.2.1 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
 )
 
 require go.starlark.net v0.0.0-20260908191801-89a6a09411d5

@@ -34,6 +34,7 @@ type Driver interface {
 	MemoryDriver
 	TaskDriver
 	SkillDriver
+	TriggerDriver
 }
 
 // WorkflowDriver holds the verbs of Workflows. A workflow reads with the
@@ -138,6 +139,7 @@ type RunListParams struct {
 	WorkflowID  string
 	TaskID      string
 	Executor    string
+	TriggerID   string
 	Limit       int
 }
 

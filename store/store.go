@@ -10,7 +10,8 @@
 // workspace members and roles, browser sessions, invitations and one-time
 // sign-in links; conversations with their messages and memory items; tasks
 // with their events, approvals, the steps of their evidence ledger and
-// the outbox of notifications; skills with their resource files). Two
+// the outbox of notifications; skills with their resource files;
+// triggers with the ticks they fired and the webhook deliveries they took). Two
 // drivers implement it: store/sqlite for a single machine and
 // store/postgres for several; store/storetest is the conformance suite both
 // must pass. Open a driver, run its migrations, then use it:
@@ -87,6 +88,7 @@ type Store interface {
 	Steps() Steps
 	Notifications() Notifications
 	Skills() Skills
+	Triggers() Triggers
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

@@ -56,6 +56,9 @@ type AgentCall struct {
 	WorkspaceID string
 	RunID       string
 	NodeID      string
+	// Actor is whom the run acts for (Request.Actor); "" leaves it to the
+	// resolver (the executing process).
+	Actor string
 }
 
 // InlineAgent is an agent configured inside a workflow node.
@@ -160,6 +163,10 @@ type Checkpointer interface {
 type Request struct {
 	RunID       string
 	WorkspaceID string
+	// Actor names whom the run acts for, such as "trigger:<id>" for a run a
+	// trigger started; its agent nodes are accounted to it. "" is the
+	// executing process.
+	Actor string
 	// Input is the run's input: {{input}} of the nodes after start.
 	Input any
 	// Vars are {{vars.<name>}}.
@@ -192,6 +199,8 @@ type Outcome struct {
 type Exec struct {
 	RunID       string
 	WorkspaceID string
+	// Actor is Request.Actor.
+	Actor string
 	Node        *Node
 	// Key identifies this execution within the run.
 	Key string
@@ -259,7 +268,7 @@ func (x *Exec) Record(ctx context.Context, sub string, v any) error {
 
 // AgentCall is where this execution asks for an agent.
 func (x *Exec) AgentCall() AgentCall {
-	return AgentCall{WorkspaceID: x.WorkspaceID, RunID: x.RunID, NodeID: x.Node.ID}
+	return AgentCall{WorkspaceID: x.WorkspaceID, RunID: x.RunID, NodeID: x.Node.ID, Actor: x.Actor}
 }
 
 // Eval evaluates the node's compiled boolean expression called name (""
@@ -765,7 +774,7 @@ func (r *run) execNode(ctx context.Context, sr *scopeRun, m int, in any) (Result
 	case pn.kind.Execute == nil:
 		err = fmt.Errorf("node %q: kind %q cannot run: %s", n.ID, n.Type, pn.kind.Unavailable)
 	default:
-		x := &Exec{RunID: r.req.RunID, WorkspaceID: r.req.WorkspaceID, Node: n, Key: key, Input: in,
+		x := &Exec{RunID: r.req.RunID, WorkspaceID: r.req.WorkspaceID, Actor: r.req.Actor, Node: n, Key: key, Input: in,
 			Services: &r.e.svc, Hooks: r, programs: pn.programs, run: r}
 		x.Data = transform.Data{Input: in, Vars: sr.vars}
 		if pn.readsNodes {

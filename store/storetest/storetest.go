@@ -70,6 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Steps", func(t *testing.T) { testSteps(t, open) })
 	t.Run("Notifications", func(t *testing.T) { testNotifications(t, open) })
 	t.Run("Skills", func(t *testing.T) { testSkills(t, open) })
+	t.Run("Triggers", func(t *testing.T) { testTriggers(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {
