@@ -38,7 +38,7 @@ var testKey = func() []byte {
 	return k
 }()
 
-func newRig(t *testing.T, st store.Store, owner string, agents trigger.Agents) *rig {
+func newRig(t testing.TB, st store.Store, owner string, agents trigger.Agents) *rig {
 	t.Helper()
 	box, err := secret.New(testKey)
 	if err != nil {
@@ -54,7 +54,7 @@ func newRig(t *testing.T, st store.Store, owner string, agents trigger.Agents) *
 	return &rig{st: st, runs: runs, svc: svc}
 }
 
-func openSQLite(t *testing.T) store.Store {
+func openSQLite(t testing.TB) store.Store {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"), nil)
 	if err != nil {
@@ -107,7 +107,7 @@ func postgresStores(t *testing.T, n int) []store.Store {
 	return out
 }
 
-func mustWorkflow(t *testing.T, st store.Store) (string, store.Workflow) {
+func mustWorkflow(t testing.TB, st store.Store) (string, store.Workflow) {
 	t.Helper()
 	ws, err := st.Workspaces().GetOrCreate(t.Context(), "default")
 	if err != nil {

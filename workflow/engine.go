@@ -201,7 +201,7 @@ type Exec struct {
 	WorkspaceID string
 	// Actor is Request.Actor.
 	Actor string
-	Node        *Node
+	Node  *Node
 	// Key identifies this execution within the run.
 	Key string
 	// Input is the node's input: the output of the node before it, or the
