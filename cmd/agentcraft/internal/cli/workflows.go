@@ -14,6 +14,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/queue"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/task"
+	"github.com/agentcraftlab/agentcraft/trigger"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/nodes"
 )
@@ -55,7 +56,12 @@ type workflowRuntime struct {
 	runs *controlplane.Service
 	// tasks maps the runs of tasks to their tasks (every process that
 	// executes runs needs it) and serves the task API.
-	tasks       *task.Service
+	tasks *task.Service
+	// triggers serves /api/triggers and the webhooks; scheduler fires the
+	// schedules (every serve and worker runs one; the fire rows let one
+	// process win each tick).
+	triggers    *trigger.Service
+	scheduler   *trigger.Scheduler
 	q           *queue.Queue
 	stopSweeper context.CancelFunc
 }
@@ -141,6 +147,16 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 			logger.Info("ingest_jobs_resumed", "count", n)
 		}
 	}
+	w.triggers, err = trigger.New(st, w.runs, stk.box, &trigger.Options{Agents: stk.p, Audit: stk.p.RecordAudit, Logger: logger})
+	if err != nil {
+		w.q.Close()
+		return nil, err
+	}
+	w.scheduler = trigger.NewScheduler(w.triggers, &trigger.SchedulerOptions{Logger: logger})
+	if err := w.scheduler.Start(ctx); err != nil {
+		w.q.Close()
+		return nil, fmt.Errorf("start trigger scheduler: %w", err)
+	}
 	// Runs whose worker died without coming back (several workers on
 	// PostgreSQL) are woken once their lease expires.
 	sweepCtx, stop := context.WithCancel(ctx)
@@ -156,6 +172,7 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 
 // stop stops taking jobs and waits (until ctx ends) for running ones.
 func (w *workflowRuntime) stop(ctx context.Context) {
+	w.scheduler.Stop()
 	w.stopSweeper()
 	_ = w.q.Stop(ctx)
 	w.runs.Wait()
