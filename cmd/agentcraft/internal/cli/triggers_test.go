@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +77,53 @@ func TestTriggersInServe(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+	}
+}
+
+// TestTriggersCommand creates, lists and deletes triggers from the CLI,
+// with errors naming the flag.
+func TestTriggersCommand(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if code, _, errOut := run(t, "keys", "create", "--workspace", "default"); code != 0 {
+		t.Fatalf("keys create: %s", errOut)
+	}
+	code, out, errOut := run(t, "triggers", "create", "--name", "hook", "--webhook", "--agent", "ghost")
+	if code == 0 || !strings.Contains(errOut, "--agent") {
+		t.Errorf("create with an unknown agent = %d %s %s; want an error naming --agent", code, out, errOut)
+	}
+	code, _, errOut = run(t, "triggers", "create", "--name", "bad", "--schedule", "0 9 * * *", "--timezone", "Asia/Nowhere", "--workflow", "x")
+	if code == 0 || !strings.Contains(errOut, "--") {
+		t.Errorf("create with a bad zone = %d %s", code, errOut)
+	}
+	code, _, errOut = run(t, "triggers", "create", "--name", "bad", "--schedule", "0 9 * * *", "--workflow", "missing")
+	if code == 0 || !strings.Contains(errOut, "--workflow") {
+		t.Errorf("create with an unknown workflow = %d %s; want an error naming --workflow", code, errOut)
+	}
+	cfg := "detect_providers: false\nproviders: [{name: up, type: openai, base_url: \"http://127.0.0.1:9/v1\", api_key: k}]\nagents: [{name: helper, model: up/m}]\n"
+	if err := os.WriteFile("agentcraft.yaml", []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = run(t, "triggers", "create", "--name", "hook", "--webhook", "--agent", "helper")
+	var created struct {
+		Trigger struct{ ID, Agent string }
+		URL     string
+		Secret  string
+	}
+	if err := json.Unmarshal([]byte(out), &created); code != 0 || err != nil || created.Secret == "" || created.Trigger.Agent != "helper" {
+		t.Fatalf("create webhook = %d %s %s", code, out, errOut)
+	}
+	code, out, errOut = run(t, "triggers", "create", "--name", "hook", "--schedule", "@daily", "--agent", "helper")
+	if code == 0 || !strings.Contains(errOut, "--name") {
+		t.Errorf("create with a taken name = %d %s", code, errOut)
+	}
+	code, out, errOut = run(t, "triggers", "list")
+	if code != 0 || !strings.Contains(out, created.Trigger.ID) || !strings.Contains(out, "agent:helper") {
+		t.Fatalf("list = %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut = run(t, "triggers", "delete", created.Trigger.ID); code != 0 {
+		t.Fatalf("delete = %d %s", code, errOut)
+	}
+	if code, _, errOut = run(t, "triggers", "delete", created.Trigger.ID); code == 0 || !strings.Contains(errOut, "no trigger") {
+		t.Errorf("delete again = %d %s", code, errOut)
 	}
 }
