@@ -274,10 +274,14 @@ func (s *Service) Update(ctx context.Context, ws, id string, sp Spec) (store.Tri
 // input may hold anything).
 func (sp Spec) fields() []any {
 	var out []any
-	for name, set := range map[string]bool{"name": sp.Name != nil, "kind": sp.Kind != nil, "workflow": sp.Workflow != nil, "agent": sp.Agent != nil,
-		"input": sp.Input != nil, "schedule": sp.Schedule != nil, "timezone": sp.Timezone != nil, "misfire": sp.Misfire != nil, "enabled": sp.Enabled != nil} {
-		if set {
-			out = append(out, name)
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"name", sp.Name != nil}, {"kind", sp.Kind != nil}, {"workflow", sp.Workflow != nil}, {"agent", sp.Agent != nil},
+		{"input", sp.Input != nil}, {"schedule", sp.Schedule != nil}, {"timezone", sp.Timezone != nil}, {"misfire", sp.Misfire != nil},
+		{"enabled", sp.Enabled != nil}} {
+		if f.set {
+			out = append(out, f.name)
 		}
 	}
 	return out

@@ -157,7 +157,9 @@ func VerifySplit(secret []byte, timestamp, signature string, body []byte, tolera
 		return fmt.Errorf("egress: verify signature: no %s header: %w", TimestampHeader, ErrInvalidSignature)
 	}
 	t, err := strconv.ParseInt(timestamp, 10, 64)
-	if err != nil || timestamp[0] == '+' {
+	// Only the canonical form: the sender signed the text it sent, and the
+	// MAC is computed over the canonical text.
+	if err != nil || strconv.FormatInt(t, 10) != timestamp {
 		return fmt.Errorf("egress: verify signature: %s is not unix seconds: %w", TimestampHeader, ErrInvalidSignature)
 	}
 	hexSig, ok := strings.CutPrefix(strings.TrimSpace(signature), sha256Prefix)

@@ -49,6 +49,7 @@ func TestVerifySplit(t *testing.T) {
 		"no timestamp":   {"", sig, body, secret, ErrInvalidSignature},
 		"bad timestamp":  {"yesterday", sig, body, secret, ErrInvalidSignature},
 		"plus timestamp": {"+" + ts, sig, body, secret, ErrInvalidSignature},
+		"zero padded":    {"0" + ts, sig, body, secret, ErrInvalidSignature},
 		"stale":          {staleTS, staleSig, body, secret, ErrSignatureExpired},
 		"future":         {futureTS, futureSig, body, secret, ErrSignatureExpired},
 	} {
