@@ -202,7 +202,7 @@ var layers = []struct {
 	// config (agentcraft.yaml) packages.
 	{"composition root", []string{"cmd/agentcraft"}},
 	{"surfaces", []string{"server", "e2e"}},
-	{"run seam and services", []string{"run", "platform", "controlplane", "kb", "identity", "memory", "task"}},
+	{"run seam and services", []string{"run", "platform", "controlplane", "kb", "identity", "memory", "task", "trigger"}},
 	// provider and catalog are services, but they import only the domain
 	// and the contracts; placing them here keeps them from reaching back
 	// up into platform, run or kb.

@@ -50,6 +50,7 @@ require (
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.66.1
 	github.com/prometheus/procfs v0.23.0 // indirect
+	github.com/robfig/cron/v3 v3.0.1
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 )
 

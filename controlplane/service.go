@@ -167,6 +167,9 @@ type StartRequest struct {
 	Input           RunInput
 	// TaskID names the task whose plan the run executes (package task).
 	TaskID string
+	// TriggerID names the trigger whose tick or webhook started the run
+	// (package trigger); its agent nodes then act as system:trigger:<id>.
+	TriggerID string
 }
 
 // Start validates the definition, records a queued run and enqueues it.
@@ -184,7 +187,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (store.Run, error
 		return store.Run{}, fmt.Errorf("encode input: %w", err)
 	}
 	run, err := s.st.Runs().Create(ctx, store.Run{WorkspaceID: req.WorkspaceID, WorkflowID: req.WorkflowID,
-		WorkflowVersion: req.WorkflowVersion, Definition: req.Definition, Status: store.RunQueued, Input: in, TaskID: req.TaskID})
+		WorkflowVersion: req.WorkflowVersion, Definition: req.Definition, Status: store.RunQueued, Input: in, TaskID: req.TaskID, TriggerID: req.TriggerID})
 	if err != nil {
 		return store.Run{}, err
 	}
@@ -309,7 +312,11 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 	}
 	hbDone := make(chan struct{})
 	go s.heartbeat(runCtx, run, cancel, hbDone)
-	out := s.engine.Run(runCtx, plan, workflow.Request{RunID: runID, WorkspaceID: workspaceID,
+	var actor string
+	if run.TriggerID != "" {
+		actor = "trigger:" + run.TriggerID
+	}
+	out := s.engine.Run(runCtx, plan, workflow.Request{RunID: runID, WorkspaceID: workspaceID, Actor: actor,
 		Input: in.Input, Vars: in.Vars, Checkpoints: rec, Emit: rec.Emit})
 	cancel(nil)
 	<-hbDone

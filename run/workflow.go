@@ -13,7 +13,9 @@ import (
 // tools) bound to the run, so their usage is recorded with surface
 // "workflow", the run's id and actor "system:<actorID>" on whichever
 // process executes the run. actorID names that process (its worker id);
-// "" is "workflow".
+// "" is "workflow". A run that acts for someone else (AgentCall.Actor,
+// such as "trigger:<id>" for a run a trigger started) is accounted to
+// "system:<that>" instead.
 func (r *Runner) WorkflowAgents(actorID string) workflow.AgentResolver {
 	if actorID == "" {
 		actorID = "workflow"
@@ -27,7 +29,11 @@ type workflowAgents struct {
 }
 
 func (w workflowAgents) caller(at workflow.AgentCall) Caller {
-	return Caller{Principal: Principal{WorkspaceID: at.WorkspaceID, Actor: ActorSystem, ActorID: w.actorID},
+	id := w.actorID
+	if at.Actor != "" {
+		id = at.Actor
+	}
+	return Caller{Principal: Principal{WorkspaceID: at.WorkspaceID, Actor: ActorSystem, ActorID: id},
 		Surface: SurfaceWorkflow, RunID: at.RunID, Workflow: at.Workflow}
 }
 

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
+	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/server/a2aserver"
 	"github.com/agentcraftlab/agentcraft/server/aguiserver"
@@ -29,6 +31,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/task"
 	"github.com/agentcraftlab/agentcraft/tool"
+	"github.com/agentcraftlab/agentcraft/trigger"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/workflowtest"
 )
@@ -148,6 +151,16 @@ func newMatrixWorld(t *testing.T) *matrixWorld {
 		t.Fatal(err)
 	}
 	runner := run.New(env.Platform, &run.Options{Conversations: env.Conversations, Memory: env.Memories})
+	triggerKey := make([]byte, secret.KeySize)
+	rand.Read(triggerKey)
+	triggerBox, err := secret.New(triggerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	triggers, err := trigger.New(env.Store, runs, triggerBox, &trigger.Options{Agents: env.Platform, Audit: env.Platform.RecordAudit})
+	if err != nil {
+		t.Fatal(err)
+	}
 	a2a, err := a2aserver.New(env.Platform, &a2aserver.Options{Runner: runner, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +171,7 @@ func newMatrixWorld(t *testing.T) *matrixWorld {
 	}
 	var jobs sync.WaitGroup
 	srv, err := server.New(env.Platform, &server.Options{
-		Runs: runs, Tasks: tasks, Knowledge: env.Knowledge, Runner: runner, Conversations: env.Conversations, Memories: env.Memories,
+		Runs: runs, Tasks: tasks, Triggers: triggers, Knowledge: env.Knowledge, Runner: runner, Conversations: env.Conversations, Memories: env.Memories,
 		Identity: ids, Mounts: append(a2a.Mounts(), agui.Mounts()...), Version: "test",
 		// Every request reads the key and the member's role, so that a
 		// demotion is seen by the next request.
@@ -286,6 +299,10 @@ func (w *matrixWorld) seed(ws store.Workspace, suffix string) {
 	c.JSON("POST", "/api/credentials", `{"provider":"fake","api_key":"sk-`+suffix+`"}`, http.StatusOK, nil)
 	c.JSON("POST", "/api/kbs", `{"name":"docs-`+suffix+`"}`, http.StatusCreated, nil)
 	c.JSON("POST", "/api/skills", `{"name":"notes-`+suffix+`","description":"Take notes.","instructions":"Write notes.","files":[{"path":"a.md","content":"A"}]}`, http.StatusCreated, nil)
+	var tg struct {
+		ID string `json:"id"`
+	}
+	c.JSON("POST", "/api/triggers", `{"name":"hook-`+suffix+`","kind":"webhook","workflow":"`+wf.ID+`"}`, http.StatusCreated, &tg)
 	r, err := w.env.Store.Runs().Create(ctx, store.Run{WorkspaceID: ws.ID, WorkflowID: wf.ID, WorkflowVersion: 1,
 		Definition: wf.Def, Status: store.RunFailed, Input: json.RawMessage(`{}`), Error: "seeded"})
 	if err != nil {
@@ -342,6 +359,8 @@ func (w *matrixWorld) seed(ws store.Workspace, suffix string) {
 		"workflows/name":       wf.Name,
 		"tasks/id":             tk.ID,
 		"skills/name":          "notes-" + suffix,
+		"triggers/id":          tg.ID,
+		"hooks/id":             tg.ID,
 		"files/path...":        "a.md",
 		// Unknown tokens: a real invitation accepted by the matrix's
 		// users would change who is a member of what.

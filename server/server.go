@@ -27,6 +27,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/task"
+	"github.com/agentcraftlab/agentcraft/trigger"
 
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/run"
@@ -123,6 +124,15 @@ type Options struct {
 	// served it (internal/metrics). Serving /metrics is the composition
 	// root's choice (a Mount, or a listener of its own). Default nil.
 	Metrics *metrics.Metrics
+	// Triggers serves /api/triggers and the webhooks at POST /hooks/{id};
+	// nil leaves them answering 503.
+	Triggers *trigger.Service
+	// MaxWebhookBytes caps a webhook body (413 past it, checked before
+	// the signature). Default DefaultMaxWebhookBytes (1 MiB).
+	MaxWebhookBytes int64
+	// WebhookReplayWindow is how far a webhook's X-AgentCraft-Timestamp
+	// may be from now. Default trigger.DefaultReplayWindow (5 min).
+	WebhookReplayWindow time.Duration
 }
 
 // Server is the HTTP handler of the whole API.
@@ -158,6 +168,9 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	}
 	if s.opts.Knowledge != nil && s.opts.EnqueueIngest == nil {
 		return nil, errors.New("server: Options.Knowledge is set without Options.EnqueueIngest: ingest jobs would never run")
+	}
+	if s.opts.MaxWebhookBytes <= 0 {
+		s.opts.MaxWebhookBytes = DefaultMaxWebhookBytes
 	}
 	if s.opts.SSEKeepAlive <= 0 {
 		s.opts.SSEKeepAlive = 15 * time.Second
@@ -198,6 +211,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	s.registerChat()
 	s.registerConversations()
 	s.registerPeople()
+	s.registerTriggers()
 	for _, rt := range s.routes {
 		api.Handle(rt.Pattern, s.auth.Require(rt))
 	}
@@ -209,6 +223,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 	s.mux.Handle("/v1/", api)
 	s.mux.Handle("/api/", api)
 	s.mux.Handle("/auth/", api)
+	s.mux.Handle("/hooks/", api)
 	for i, m := range s.opts.Mounts {
 		if err := s.mount(m); err != nil {
 			return nil, fmt.Errorf("server: Options.Mounts[%d]: %w", i, err)
@@ -233,7 +248,7 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 // A path under one that no route matched is an unknown API call, answered
 // with a JSON 404 rather than the studio's page.
 func (s *Server) reservedPrefixes() []string {
-	out := []string{"/api", "/v1", "/auth", "/health", "/ready", "/oauth", "/.well-known", "/mcp", "/a2a", "/agui"}
+	out := []string{"/api", "/v1", "/auth", "/hooks", "/health", "/ready", "/oauth", "/.well-known", "/mcp", "/a2a", "/agui"}
 	for _, m := range s.mounts {
 		p := m.Pattern
 		if _, after, ok := strings.Cut(p, " "); ok {

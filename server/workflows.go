@@ -416,7 +416,7 @@ func (s *Server) blockRun(w http.ResponseWriter, r *http.Request, req controlpla
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := store.RunFilter{Status: store.RunStatus(q.Get("status")), WorkflowID: q.Get("workflow_id")}
+	f := store.RunFilter{Status: store.RunStatus(q.Get("status")), WorkflowID: q.Get("workflow_id"), TriggerID: q.Get("trigger_id")}
 	if f.Status != "" && !f.Status.Valid() {
 		apierr.Write(w, apierr.BadRequest("status", fmt.Sprintf("status %q is unknown; use one of: %s", f.Status, strings.Join(runStatuses, ", "))))
 		return

@@ -56,7 +56,7 @@ func (r runs) List(ctx context.Context, workspaceID string, f RunFilter) ([]Run,
 	if limit <= 0 {
 		limit = 100
 	}
-	out, err := r.c.d.RunList(ctx, &RunListParams{WorkspaceID: workspaceID, Status: f.Status, WorkflowID: f.WorkflowID, TaskID: f.TaskID, Executor: f.Executor, Limit: limit})
+	out, err := r.c.d.RunList(ctx, &RunListParams{WorkspaceID: workspaceID, Status: f.Status, WorkflowID: f.WorkflowID, TaskID: f.TaskID, Executor: f.Executor, TriggerID: f.TriggerID, Limit: limit})
 	if err != nil {
 		return nil, r.c.errorf("list runs: %w", err)
 	}

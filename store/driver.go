@@ -36,6 +36,7 @@ type Driver interface {
 	TaskDriver
 	SkillDriver
 	WorkerDriver
+	TriggerDriver
 }
 
 // WorkflowDriver holds the verbs of Workflows. A workflow reads with the
@@ -140,6 +141,7 @@ type RunListParams struct {
 	WorkflowID  string
 	TaskID      string
 	Executor    string
+	TriggerID   string
 	Limit       int
 }
 

@@ -11,7 +11,8 @@
 // sign-in links; conversations with their messages and memory items; tasks
 // with their events, approvals, the steps of their evidence ledger and
 // the outbox of notifications; skills with their resource files; the
-// registry of the processes that execute runs). Two
+// registry of the processes that execute runs; triggers with the ticks
+// they fired and the webhook deliveries they took). Two
 // drivers implement it: store/sqlite for a single machine and
 // store/postgres for several; store/storetest is the conformance suite both
 // must pass. Open a driver, run its migrations, then use it:
@@ -90,6 +91,7 @@ type Store interface {
 	Notifications() Notifications
 	Skills() Skills
 	Workers() Workers
+	Triggers() Triggers
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

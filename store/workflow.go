@@ -118,6 +118,9 @@ type Run struct {
 	// TaskID is the task whose plan the run executes, if any (package
 	// task); the run's steps and approvals belong to that task.
 	TaskID string `json:"task_id,omitempty"`
+	// TriggerID is the trigger (package trigger) whose schedule tick or
+	// webhook delivery started the run, if any.
+	TriggerID string `json:"trigger_id,omitempty"`
 	// Executor, when set, names the external executor (a worker-API
 	// client) that runs the run; the workflow engine leaves such runs
 	// alone, and only that executor claims them.
@@ -220,6 +223,7 @@ type RunFilter struct {
 	WorkflowID string
 	TaskID     string
 	Executor   string
+	TriggerID  string
 	// Limit caps the rows (newest first); 0 means 100.
 	Limit int
 }

@@ -58,6 +58,9 @@ type AgentCall struct {
 	NodeID      string
 	// Workflow is the name of the run's workflow, for grouping usage.
 	Workflow string
+	// Actor is whom the run acts for (Request.Actor); "" leaves it to the
+	// resolver (the executing process).
+	Actor string
 }
 
 // InlineAgent is an agent configured inside a workflow node.
@@ -162,6 +165,10 @@ type Checkpointer interface {
 type Request struct {
 	RunID       string
 	WorkspaceID string
+	// Actor names whom the run acts for, such as "trigger:<id>" for a run a
+	// trigger started; its agent nodes are accounted to it. "" is the
+	// executing process.
+	Actor string
 	// Input is the run's input: {{input}} of the nodes after start.
 	Input any
 	// Vars are {{vars.<name>}}.
@@ -194,7 +201,9 @@ type Outcome struct {
 type Exec struct {
 	RunID       string
 	WorkspaceID string
-	Node        *Node
+	// Actor is Request.Actor.
+	Actor string
+	Node  *Node
 	// Key identifies this execution within the run.
 	Key string
 	// Input is the node's input: the output of the node before it, or the
@@ -266,6 +275,7 @@ func (x *Exec) AgentCall() AgentCall {
 		call.Workflow = x.run.p.Def.Name
 	}
 	return call
+	return AgentCall{WorkspaceID: x.WorkspaceID, RunID: x.RunID, NodeID: x.Node.ID, Actor: x.Actor}
 }
 
 // Eval evaluates the node's compiled boolean expression called name (""
@@ -771,7 +781,7 @@ func (r *run) execNode(ctx context.Context, sr *scopeRun, m int, in any) (Result
 	case pn.kind.Execute == nil:
 		err = fmt.Errorf("node %q: kind %q cannot run: %s", n.ID, n.Type, pn.kind.Unavailable)
 	default:
-		x := &Exec{RunID: r.req.RunID, WorkspaceID: r.req.WorkspaceID, Node: n, Key: key, Input: in,
+		x := &Exec{RunID: r.req.RunID, WorkspaceID: r.req.WorkspaceID, Actor: r.req.Actor, Node: n, Key: key, Input: in,
 			Services: &r.e.svc, Hooks: r, programs: pn.programs, run: r}
 		x.Data = transform.Data{Input: in, Vars: sr.vars}
 		if pn.readsNodes {

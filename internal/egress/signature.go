@@ -119,3 +119,64 @@ func age(t, now int64) string {
 	}
 	return (time.Duration(d) * time.Second).Abs().String()
 }
+
+// The split form of a webhook signature, for senders that sign with a shell
+// one-liner: the timestamp in its own header and the signature as
+// "sha256=<hex HMAC-SHA256 of "<unix seconds>.<body>">", the same MAC as
+// Sign's v1 value. Inbound webhooks (package trigger) take this form.
+const (
+	// TimestampHeader carries the unix seconds the body was signed at.
+	TimestampHeader = "X-AgentCraft-Timestamp"
+	// sha256Prefix starts a split-form signature value.
+	sha256Prefix = "sha256="
+)
+
+// SignSplit returns the TimestampHeader and SignatureHeader values of the
+// split form for body sent at timestamp.
+func SignSplit(secret []byte, timestamp time.Time, body []byte) (ts, signature string) {
+	t := timestamp.Unix()
+	return strconv.FormatInt(t, 10), sha256Prefix + hex.EncodeToString(mac(secret, t, body))
+}
+
+// VerifySplit checks a split-form signature: signature must be
+// "sha256=<hex>" and equal (compared in constant time) the HMAC of
+// "<timestamp>.<body>" under secret; only then is timestamp, unix seconds,
+// held to be within tolerance of now (0 means DefaultTolerance), so a
+// caller without the secret learns nothing about the clock. Errors wrap
+// ErrInvalidSignature (malformed or wrong) or ErrSignatureExpired (right,
+// but stale or from the future: a replay).
+func VerifySplit(secret []byte, timestamp, signature string, body []byte, tolerance time.Duration, now time.Time) error {
+	if len(secret) == 0 {
+		return fmt.Errorf("egress: verify signature: empty secret: %w", ErrInvalidSignature)
+	}
+	if tolerance <= 0 {
+		tolerance = DefaultTolerance
+	}
+	timestamp = strings.TrimSpace(timestamp)
+	if timestamp == "" {
+		return fmt.Errorf("egress: verify signature: no %s header: %w", TimestampHeader, ErrInvalidSignature)
+	}
+	t, err := strconv.ParseInt(timestamp, 10, 64)
+	// Only the canonical form: the sender signed the text it sent, and the
+	// MAC is computed over the canonical text.
+	if err != nil || strconv.FormatInt(t, 10) != timestamp {
+		return fmt.Errorf("egress: verify signature: %s is not unix seconds: %w", TimestampHeader, ErrInvalidSignature)
+	}
+	hexSig, ok := strings.CutPrefix(strings.TrimSpace(signature), sha256Prefix)
+	if !ok {
+		return fmt.Errorf("egress: verify signature: %s must be %q followed by the hex HMAC-SHA256: %w", SignatureHeader, sha256Prefix, ErrInvalidSignature)
+	}
+	got, err := hex.DecodeString(hexSig)
+	if err != nil || len(got) != sha256.Size {
+		return fmt.Errorf("egress: verify signature: %s is not 64 hex digits after %q: %w", SignatureHeader, sha256Prefix, ErrInvalidSignature)
+	}
+	if !hmac.Equal(got, mac(secret, t, body)) {
+		return fmt.Errorf("egress: verify signature: the signature does not match the body: %w", ErrInvalidSignature)
+	}
+	n, tol := now.Unix(), int64(tolerance/time.Second)
+	if t < n-tol || t > n+tol {
+		return fmt.Errorf("egress: verify signature: timestamp %d is %s from now, over the tolerance of %s: %w",
+			t, age(t, n), tolerance, ErrSignatureExpired)
+	}
+	return nil
+}

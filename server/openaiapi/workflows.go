@@ -189,37 +189,13 @@ func (c *call) runAutonomous(ctx context.Context, w http.ResponseWriter, body []
 	if !ok {
 		return
 	}
-	def, err := json.Marshal(autonomousDefinition(name, au))
+	def, err := json.Marshal(controlplane.AgentDefinition(name, au))
 	if err != nil {
 		c.failEarly(w, err)
 		return
 	}
 	c.startAndFollow(ctx, w, controlplane.StartRequest{WorkspaceID: c.pr.WorkspaceID, Definition: def,
 		Input: controlplane.RunInput{Input: wr.input, Vars: wr.vars}}, true)
-}
-
-// autonomousDefinition is the one-node workflow an autonomous agent's chat
-// runs: start → autonomous (the agent, its limits, the input as goal) → end.
-func autonomousDefinition(name string, au *store.AgentAutonomous) *workflow.Definition {
-	cfg := map[string]any{"agent": name, "goal": "{{input}}"}
-	if au.Planner != "" {
-		cfg["planner"] = au.Planner
-	}
-	for k, v := range map[string]int{"max_steps": au.MaxSteps, "max_tokens": au.MaxTokens, "max_depth": au.MaxDepth, "max_sub_agents": au.MaxSubAgents} {
-		if v > 0 {
-			cfg[k] = v
-		}
-	}
-	if len(au.AutoApprove) > 0 {
-		list := make([]any, len(au.AutoApprove))
-		for i, t := range au.AutoApprove {
-			list[i] = t
-		}
-		cfg["auto_approve"] = list
-	}
-	return &workflow.Definition{Name: "autonomous-" + name, Description: "chat with autonomous agent " + name,
-		Nodes: []workflow.Node{{ID: "start", Type: "start"}, {ID: "agent", Type: "autonomous", Config: cfg}, {ID: "end", Type: "end"}},
-		Edges: []workflow.Edge{{ID: "e1", Source: "start", Target: "agent"}, {ID: "e2", Source: "agent", Target: "end"}}}
 }
 
 // startAndFollow starts a run and answers the chat completion from it:

@@ -11,7 +11,7 @@ import (
 )
 
 const runColumns = `id, workspace_id, workflow_id, workflow_version, definition, status, input, output,
-	error, waiting_node, lease_owner, lease_until, created_at, updated_at, finished_at, task_id, executor`
+	error, waiting_node, lease_owner, lease_until, created_at, updated_at, finished_at, task_id, executor, trigger_id`
 
 func scanRun(row pgx.Row) (store.Run, error) {
 	var (
@@ -19,10 +19,11 @@ func scanRun(row pgx.Row) (store.Run, error) {
 		workflowID *string
 		taskID     *string
 		executor   *string
+		triggerID  *string
 	)
 	if err := row.Scan(&r.ID, &r.WorkspaceID, &workflowID, &r.WorkflowVersion, (*[]byte)(&r.Definition),
 		&r.Status, (*[]byte)(&r.Input), (*[]byte)(&r.Output), &r.Error, &r.WaitingNode,
-		&r.LeaseOwner, &r.LeaseUntil, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &taskID, &executor); err != nil {
+		&r.LeaseOwner, &r.LeaseUntil, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &taskID, &executor, &triggerID); err != nil {
 		return store.Run{}, err
 	}
 	if workflowID != nil {
@@ -33,6 +34,9 @@ func scanRun(row pgx.Row) (store.Run, error) {
 	}
 	if executor != nil {
 		r.Executor = *executor
+	}
+	if triggerID != nil {
+		r.TriggerID = *triggerID
 	}
 	r.LeaseUntil = utc(r.LeaseUntil)
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
@@ -61,11 +65,11 @@ func nullJSON(m []byte) []byte {
 func (d driver) RunInsert(ctx context.Context, p *store.RunInsertParams) (store.Run, error) {
 	run := p.Run
 	got, err := scanRun(d.s.pool.QueryRow(ctx,
-		`INSERT INTO runs (`+runColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '', NULL, $11, $12, $13, $14, $15)
+		`INSERT INTO runs (`+runColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '', NULL, $11, $12, $13, $14, $15, $16)
 		RETURNING `+runColumns,
 		run.ID, run.WorkspaceID, nullString(run.WorkflowID), run.WorkflowVersion, []byte(run.Definition),
 		run.Status, nullJSON(run.Input), nullJSON(run.Output), run.Error, run.WaitingNode,
-		run.CreatedAt, run.UpdatedAt, run.FinishedAt, nullString(run.TaskID), nullString(run.Executor)))
+		run.CreatedAt, run.UpdatedAt, run.FinishedAt, nullString(run.TaskID), nullString(run.Executor), nullString(run.TriggerID)))
 	return got, mapErr(err)
 }
 
@@ -80,9 +84,9 @@ func (d driver) RunList(ctx context.Context, p *store.RunListParams) ([]store.Ru
 	return queryList(ctx, d.s, scanRun,
 		`SELECT `+runColumns+` FROM runs
 		WHERE workspace_id = $1 AND ($2 = '' OR status = $2) AND ($3 = '' OR workflow_id = $3)
-			AND ($5 = '' OR task_id = $5) AND ($6 = '' OR executor = $6)
+			AND ($5 = '' OR task_id = $5) AND ($6 = '' OR executor = $6) AND ($7 = '' OR trigger_id = $7)
 		ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $4`,
-		p.WorkspaceID, string(p.Status), p.WorkflowID, p.Limit, p.TaskID, p.Executor)
+		p.WorkspaceID, string(p.Status), p.WorkflowID, p.Limit, p.TaskID, p.Executor, p.TriggerID)
 }
 
 func (d driver) RunListLive(ctx context.Context) ([]store.Run, error) {

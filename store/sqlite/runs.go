@@ -12,23 +12,24 @@ import (
 )
 
 const runColumns = `id, workspace_id, workflow_id, workflow_version, definition, status, input, output,
-	error, waiting_node, lease_owner, lease_until, created_at, updated_at, finished_at, task_id, executor`
+	error, waiting_node, lease_owner, lease_until, created_at, updated_at, finished_at, task_id, executor, trigger_id`
 
 func scanRun(sc scanner) (store.Run, error) {
 	var (
 		r                store.Run
 		workflowID       sql.NullString
 		taskID, executor sql.NullString
+		triggerID        sql.NullString
 		created, updated int64
 		until, finished  sql.NullInt64
 	)
 	if err := sc.Scan(&r.ID, &r.WorkspaceID, &workflowID, &r.WorkflowVersion, (*[]byte)(&r.Definition),
 		&r.Status, (*[]byte)(&r.Input), (*[]byte)(&r.Output), &r.Error, &r.WaitingNode,
-		&r.LeaseOwner, &until, &created, &updated, &finished, &taskID, &executor); err != nil {
+		&r.LeaseOwner, &until, &created, &updated, &finished, &taskID, &executor, &triggerID); err != nil {
 		return store.Run{}, err
 	}
 	r.WorkflowID = workflowID.String
-	r.TaskID, r.Executor = taskID.String, executor.String
+	r.TaskID, r.Executor, r.TriggerID = taskID.String, executor.String, triggerID.String
 	r.LeaseUntil = fromNullMicros(until)
 	r.CreatedAt = fromMicros(created)
 	r.UpdatedAt = fromMicros(updated)
@@ -52,10 +53,10 @@ func (d driver) RunInsert(ctx context.Context, p *store.RunInsertParams) (store.
 		finished = micros(*run.FinishedAt)
 	}
 	_, err := d.s.writer.ExecContext(ctx,
-		`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?, ?)`,
+		`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?, ?, ?)`,
 		run.ID, run.WorkspaceID, nullString(run.WorkflowID), run.WorkflowVersion, string(run.Definition),
 		run.Status, nullJSON(run.Input), nullJSON(run.Output), run.Error, run.WaitingNode,
-		micros(run.CreatedAt), micros(run.UpdatedAt), finished, nullString(run.TaskID), nullString(run.Executor))
+		micros(run.CreatedAt), micros(run.UpdatedAt), finished, nullString(run.TaskID), nullString(run.Executor), nullString(run.TriggerID))
 	if err != nil {
 		return store.Run{}, mapErr(err)
 	}
@@ -86,6 +87,10 @@ func (d driver) RunList(ctx context.Context, p *store.RunListParams) ([]store.Ru
 	if p.Executor != "" {
 		q += ` AND executor = ?`
 		args = append(args, p.Executor)
+	}
+	if p.TriggerID != "" {
+		q += ` AND trigger_id = ?`
+		args = append(args, p.TriggerID)
 	}
 	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
 	args = append(args, p.Limit)

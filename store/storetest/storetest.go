@@ -73,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Skills", func(t *testing.T) { testSkills(t, open) })
 	t.Run("ReadCheck", func(t *testing.T) { testReadCheck(t, open) })
 	t.Run("Workers", func(t *testing.T) { testWorkers(t, open) })
+	t.Run("Triggers", func(t *testing.T) { testTriggers(t, open) })
 }
 
 func testStore(t *testing.T, open func(t *testing.T) store.Store) {

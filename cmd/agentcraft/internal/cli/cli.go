@@ -103,7 +103,7 @@ func newRoot(e *env) *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&e.configPath, "config", "", "configuration file (default ./agentcraft.yaml when present)")
 	root.AddCommand(serveCmd(e), migrateCmd(e), keysCmd(e), versionCmd(e), runCmd(e), lintCmd(e), workerCmd(e), piiCmd(e), guardCmd(e), kbCmd(e), mcpCmd(e))
-	root.AddCommand(usersCmd(e), tasksCmd(e), skillsCmd(e), workersCmd(e))
+	root.AddCommand(usersCmd(e), tasksCmd(e), skillsCmd(e), workersCmd(e), triggersCmd(e))
 	root.AddCommand(dbCmd(e), backupCmd(e), restoreCmd(e))
 	rejectUnknownSubcommands(root)
 	return root

@@ -323,7 +323,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	wf.tasks.Start(ctx)
 	defer wf.tasks.Stop()
 	srv, err := server.New(stk.p, &server.Options{Runner: stk.runner, Auth: cfg.Server.Auth, MaxBodyBytes: cfg.Server.MaxBodyBytes, Version: version(), Logger: logger,
-		Runs: wf.runs, Plans: stk.plans, Tasks: wf.tasks, Knowledge: stk.knowledge, Attachments: attach, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories,
+		Runs: wf.runs, Plans: stk.plans, Tasks: wf.tasks, Triggers: wf.triggers, Knowledge: stk.knowledge, Attachments: attach, EnqueueIngest: wf.enqueueIngest, Conversations: stk.conversations, Memories: stk.memories,
 		Mounts:   slices.Concat(mcpSrv.Mounts(), a2aSrv.Mounts(), aguiSrv.Mounts(), lineMounts, metricsMounts(cfg.Metrics, stk.metrics)),
 		Metrics:  stk.metrics,
 		Identity: si.ids, OIDC: si.oidc, SecureCookies: cfg.Auth.SecureCookies, Studio: studio.Handler(),

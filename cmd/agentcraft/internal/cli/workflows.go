@@ -14,6 +14,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/queue"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/task"
+	"github.com/agentcraftlab/agentcraft/trigger"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/nodes"
 )
@@ -55,7 +56,12 @@ type workflowRuntime struct {
 	runs *controlplane.Service
 	// tasks maps the runs of tasks to their tasks (every process that
 	// executes runs needs it) and serves the task API.
-	tasks       *task.Service
+	tasks *task.Service
+	// triggers serves /api/triggers and the webhooks; scheduler fires the
+	// schedules (every serve and worker runs one; the fire rows let one
+	// process win each tick).
+	triggers    *trigger.Service
+	scheduler   *trigger.Scheduler
 	q           *queue.Queue
 	stopSweeper context.CancelFunc
 	// stopResumed cancels the runs ResumeOwned executes in goroutines.
@@ -161,6 +167,16 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 			logger.Info("ingest_jobs_resumed", "count", n)
 		}
 	}
+	w.triggers, err = trigger.New(st, w.runs, stk.box, &trigger.Options{Agents: stk.p, Audit: stk.p.RecordAudit, Logger: logger})
+	if err != nil {
+		w.q.Close()
+		return nil, err
+	}
+	w.scheduler = trigger.NewScheduler(w.triggers, &trigger.SchedulerOptions{Logger: logger})
+	if err := w.scheduler.Start(ctx); err != nil {
+		w.q.Close()
+		return nil, fmt.Errorf("start trigger scheduler: %w", err)
+	}
 	// Runs whose worker died without coming back (several workers on
 	// PostgreSQL) are woken once their lease expires.
 	sweepCtx, stop := context.WithCancel(ctx)
@@ -178,12 +194,13 @@ func startWorkflows(ctx context.Context, cfg config.Config, stk *stack, logger *
 // over, a node in flight may take to finish before it is canceled.
 const handBackGrace = 5 * time.Second
 
-// stop stops taking jobs and lets running runs finish for up to drain.
-// Runs still running then are handed back (controlplane.HandBack): each
-// stops after its node in flight is saved and is queued again for another
-// executor; a node still running handBackGrace later is canceled, and the
-// run handed back all the same.
+// stop stops the trigger scheduler and taking jobs, and lets running runs
+// finish for up to drain. Runs still running then are handed back
+// (controlplane.HandBack): each stops after its node in flight is saved
+// and is queued again for another executor; a node still running
+// handBackGrace later is canceled, and the run handed back all the same.
 func (w *workflowRuntime) stop(drain time.Duration) {
+	w.scheduler.Stop()
 	w.stopSweeper()
 	handBack := time.AfterFunc(drain, w.runs.HandBack)
 	defer handBack.Stop()
