@@ -188,7 +188,7 @@ func (s *Service) enqueue(ctx context.Context, workspaceID, runID string, wake b
 	go func() {
 		defer s.wg.Done()
 		if err := s.Execute(context.WithoutCancel(ctx), workspaceID, runID); err != nil {
-			s.opts.Logger.Error("run failed to execute", "run", runID, "err", err)
+			s.opts.Logger.ErrorContext(ctx, "run failed to execute", "run", runID, "err", err)
 		}
 	}()
 	return nil
@@ -253,6 +253,8 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 	if err != nil {
 		return fmt.Errorf("claim run %s: %w", runID, err)
 	}
+	ctx, span := traceRun(ctx, run)
+	defer span.End()
 	plan, err := s.Plan(run.Definition)
 	if err != nil {
 		return s.end(ctx, run, workflow.Outcome{Status: workflow.StatusFailed, Error: "definition: " + err.Error()}, nil, &ended)
@@ -338,9 +340,10 @@ func (s *Service) heartbeat(ctx context.Context, run store.Run, cancel context.C
 
 // end records a run's outcome; *changed gets the row it stored.
 func (s *Service) end(ctx context.Context, run store.Run, out workflow.Outcome, rec *recorder, changed *store.Run) error {
+	traceOutcome(ctx, out)
 	if rec != nil {
 		if err := rec.Flush(ctx); err != nil {
-			s.opts.Logger.Warn("run events not saved", "run", run.ID, "err", err)
+			s.opts.Logger.WarnContext(ctx, "run events not saved", "run", run.ID, "err", err)
 		}
 	}
 	runs := s.st.Runs()

@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
+	"github.com/agentcraftlab/agentcraft/internal/tracing"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/task"
@@ -212,7 +213,9 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 		}
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path+"; the API lives under /v1 and /api"))
 	})
-	s.handler = collapseSlashes(s.mux)
+	// One span per request, named by the route that served it
+	// (internal/tracing; a pass-through while tracing is off).
+	s.handler = collapseSlashes(tracing.Handler(s.mux))
 	return s, nil
 }
 

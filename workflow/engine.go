@@ -755,6 +755,7 @@ func (r *run) execNode(ctx context.Context, sr *scopeRun, m int, in any) (Result
 		ex  map[int]bool
 		err error
 	)
+	ctx, endSpan := traceNode(ctx, n, key)
 	switch {
 	case n.Type == "start":
 		res.Output = in
@@ -781,6 +782,7 @@ func (r *run) execNode(ctx context.Context, sr *scopeRun, m int, in any) (Result
 		}
 		res, err = safeExecute(ctx, pn.kind.Execute, x)
 	}
+	endSpan(res, err)
 	if err != nil {
 		if errors.Is(err, errHalt) {
 			return Result{}, nil, err
