@@ -70,6 +70,8 @@ type Config struct {
 	// Tasks configures the task control plane: the model that reads
 	// requests, approvals and the Scheduler's calendar.
 	Tasks Tasks `yaml:"tasks"`
+	// Tracing exports OpenTelemetry traces (tracing.go). Default off.
+	Tracing Tracing `yaml:"tracing"`
 }
 
 // MCP configures the Model Context Protocol on both sides.
@@ -312,6 +314,7 @@ func Load(path string, environ []string) (Config, error) {
 	if err := applyEnv(reflect.ValueOf(&cfg).Elem(), "AGENTCRAFT", env); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
+	cfg.tracingFromEnv(env)
 	cfg.fill()
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
@@ -478,6 +481,7 @@ func (c *Config) Validate() error {
 	c.validateTasks(bad)
 	c.validateTools(bad)
 	c.validateImages(bad)
+	c.validateTracing(bad)
 	if c.Server.GCPercent < 10 || c.Server.GCPercent > 10000 {
 		bad("server.gc_percent", "%d is not between 10 and 10000", c.Server.GCPercent)
 	}
