@@ -172,6 +172,16 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 	return p, nil
 }
 
+// Install makes tp the provider the seams start spans with, recording
+// content when capture is set, until the returned function is called: for
+// a program that builds its own provider, and for tests that record spans
+// in memory (go.opentelemetry.io/otel/sdk/trace/tracetest).
+func Install(tp trace.TracerProvider, capture bool) (uninstall func()) {
+	s := &state{tracer: tp.Tracer(InstrumentationName), capture: capture}
+	current.Store(s)
+	return func() { current.CompareAndSwap(s, nil) }
+}
+
 // Shutdown stops recording, exports the spans still buffered and closes
 // the exporter; ctx bounds the flush. Later calls do nothing.
 func (p *Provider) Shutdown(ctx context.Context) error {
