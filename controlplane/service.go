@@ -410,7 +410,7 @@ func (s *Service) checkAt(ctx context.Context, workspaceID, runID string, at tim
 		s.mu.Unlock()
 		defer s.wg.Done()
 		if err := s.Execute(context.WithoutCancel(ctx), workspaceID, runID); err != nil {
-			s.opts.Logger.Error("deadline check failed", "run", runID, "err", err)
+			s.opts.Logger.ErrorContext(ctx, "deadline check failed", "run", runID, "err", err)
 		}
 	})
 	s.checks[t] = true
@@ -634,7 +634,7 @@ func (s *Service) ResumeOwned(ctx context.Context) (int, error) {
 		go func(run store.Run) {
 			defer s.wg.Done()
 			if err := s.execute(ctx, run.WorkspaceID, run.ID, s.opts.SingleProcess || mine); err != nil {
-				s.opts.Logger.Error("resumed run failed to execute", "run", run.ID, "err", err)
+				s.opts.Logger.ErrorContext(ctx, "resumed run failed to execute", "run", run.ID, "err", err)
 			}
 		}(run)
 	}

@@ -333,7 +333,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.p.Ready(ctx); err != nil {
-		s.logger.Warn("ready_check_failed", "error", err)
+		s.logger.WarnContext(r.Context(), "ready_check_failed", "error", err)
 		httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
 		return
 	}

@@ -373,6 +373,18 @@ func TestTraceOfChatAndWorkflowRun(t *testing.T) {
 		t.Error("execute_tool does not lie between the two chat spans")
 	}
 
+	// The model-call log lines of the chat carry its trace id.
+	wantLog := "trace_id=" + hex.EncodeToString(httpSpan.TraceId)
+	found := false
+	for _, line := range strings.Split(env.Log.String(), "\n") {
+		if strings.Contains(line, `msg="llm request finished"`) && strings.Contains(line, wantLog) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no \"llm request finished\" log line with %s:\n%s", wantLog, env.Log.String())
+	}
+
 	// (b) The workflow run.
 	runSpan := s.one("run_workflow memo")
 	wantAttrs(t, runSpan, map[string]any{"agentcraft.run.id": run.ID, "agentcraft.workflow.id": wf.ID, "agentcraft.run.status": "succeeded"})

@@ -44,7 +44,7 @@ func (a scripted) Stream(context.Context, llm.Request) iter.Seq2[llm.Event, erro
 }
 
 // TestTracingGenerate: a buffered call's span has the GenAI attributes of
-// the scripted; a failed one has error.type, the llm.Kind, and an error
+// the answer; a failed one has error.type, the llm.Kind, and an error
 // status; content is recorded only when asked.
 func TestTracingGenerate(t *testing.T) {
 	rec := recordSpans(t, false)
