@@ -22,7 +22,8 @@ type Tracing struct {
 	// tool results on the spans. Default false: names, ids, token counts
 	// and timings only.
 	CaptureContent bool `yaml:"capture_content"`
-	// ServiceName is the resource's service.name. Default agentcraft.
+	// ServiceName is the resource's service.name. Default
+	// OTEL_SERVICE_NAME, else agentcraft.
 	ServiceName string `yaml:"service_name"`
 }
 
@@ -37,8 +38,9 @@ func (t Tracing) Ratio() float64 {
 	return *t.SampleRatio
 }
 
-// tracingFromEnv fills tracing.endpoint from the OpenTelemetry standard
-// variables when the file and AGENTCRAFT_TRACING_ENDPOINT leave it empty,
+// tracingFromEnv fills tracing.endpoint (and service_name, from
+// OTEL_SERVICE_NAME) from the OpenTelemetry standard variables when the
+// file and AGENTCRAFT_TRACING_* leave them empty,
 // and turns tracing off with OTEL_SDK_DISABLED=true. The traces-specific
 // variable is the signal's whole URL, as the specification says; the
 // general one is a base to which /v1/traces is appended.
@@ -46,6 +48,9 @@ func (c *Config) tracingFromEnv(env map[string]string) {
 	if strings.EqualFold(strings.TrimSpace(env["OTEL_SDK_DISABLED"]), "true") {
 		c.Tracing.Endpoint = ""
 		return
+	}
+	if c.Tracing.ServiceName == "" {
+		c.Tracing.ServiceName = strings.TrimSpace(env["OTEL_SERVICE_NAME"])
 	}
 	if c.Tracing.Endpoint != "" {
 		return

@@ -52,6 +52,11 @@ tracing: {endpoint: "http://127.0.0.1:4318", sample_ratio: 0.25, capture_content
 		}
 	}
 
+	cfg, err = Load(write(t, ""), []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://otel:4318", "OTEL_SERVICE_NAME=ac-eu"})
+	if err != nil || cfg.Tracing.ServiceName != "ac-eu" {
+		t.Errorf("OTEL_SERVICE_NAME: %+v, %v", cfg.Tracing, err)
+	}
+
 	for _, tc := range []struct{ body, want string }{
 		{`tracing: {endpoint: "127.0.0.1:4318"}`, "tracing.endpoint: \"127.0.0.1:4318\" is not a URL"},
 		{`tracing: {endpoint: "localhost:4318"}`, "tracing.endpoint: \"localhost:4318\" is not an http:// or https:// URL"},
