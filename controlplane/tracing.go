@@ -36,17 +36,21 @@ func traceRun(ctx context.Context, run store.Run) (context.Context, trace.Span) 
 	if run.WorkflowID != "" {
 		span.SetAttributes(tracing.WorkflowID.String(run.WorkflowID))
 	}
-	return ctx, span
+	return context.WithValue(ctx, runSpanKey{}, span), span
 }
+
+// runSpanKey holds the run's own span, so that traceOutcome never marks
+// another (the request's, should end be reached some other way).
+type runSpanKey struct{}
 
 // traceOutcome records a run's outcome on its span (the one traceRun put in
 // ctx): agentcraft.run.status, and error.type with the error when it did
 // not succeed or park.
 func traceOutcome(ctx context.Context, out workflow.Outcome) {
-	if !tracing.Enabled() {
+	span, ok := ctx.Value(runSpanKey{}).(trace.Span)
+	if !ok {
 		return
 	}
-	span := trace.SpanFromContext(ctx)
 	span.SetAttributes(tracing.RunStatus.String(string(out.Status)))
 	switch out.Status {
 	case workflow.StatusSucceeded, workflow.StatusWaiting:
