@@ -12,10 +12,11 @@ import (
 // agentcraft.node.id, agentcraft.node.kind and agentcraft.node.key, the
 // execution's key inside loops and maps) and returns the function that
 // ends it with the node's error. A node replayed from its checkpoint ran
-// before and gets none. While tracing is off it returns ctx and a function
+// before and gets none, nor do start and end. While tracing is off it returns ctx and a function
 // that does nothing.
 func traceNode(ctx context.Context, n *Node, key string) (context.Context, func(Result, error)) {
-	if !tracing.Enabled() {
+	if !tracing.Enabled() || n.Type == "start" || n.Type == "end" {
+		// start and end only pass their input on: a span each would be noise.
 		return ctx, func(Result, error) {}
 	}
 	ctx, span := tracing.Start(ctx, "node "+n.ID, trace.SpanKindInternal,

@@ -391,6 +391,9 @@ func TestTraceOfChatAndWorkflowRun(t *testing.T) {
 	node := s.one("node draft")
 	s.childOf(node, runSpan)
 	wantAttrs(t, node, map[string]any{"agentcraft.node.id": "draft", "agentcraft.node.kind": "agent"})
+	if n := len(s.named("node start")) + len(s.named("node end")); n != 0 {
+		t.Errorf("%d spans of start and end nodes, want none", n)
+	}
 	writer := s.one("invoke_agent writer")
 	s.childOf(writer, node)
 	wantAttrs(t, writer, map[string]any{"agentcraft.run.id": run.ID, "agentcraft.surface": "workflow"})
