@@ -15,6 +15,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+
+	"github.com/agentcraftlab/agentcraft/internal/tracing"
 )
 
 // Well-known card paths, the current one first.
@@ -381,7 +383,11 @@ func httpClient(o *ClientOptions) *http.Client {
 		hc = http.DefaultClient
 	}
 	if o.Token == "" && len(o.Header) == 0 {
-		return hc
+		// The agent called continues the caller's trace (W3C
+		// traceparent; a pass-through while tracing is off).
+		traced := *hc
+		traced.Transport = tracing.Transport(hc.Transport)
+		return &traced
 	}
 	h := o.Header.Clone()
 	if h == nil {
@@ -395,7 +401,7 @@ func httpClient(o *ClientOptions) *http.Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	withHeader.Transport = headerTransport{base: base, header: h}
+	withHeader.Transport = tracing.Transport(headerTransport{base: base, header: h})
 	return &withHeader
 }
 

@@ -67,6 +67,8 @@ func (r *run) runTools(ctx context.Context, step int, calls []llm.ToolCall, yiel
 func (r *run) callTool(ctx context.Context, c llm.ToolCall) (out outcome) {
 	start := time.Now()
 	how := ToolOK // how the call ended, for Agent.ToolCalls
+	ctx, endSpan := traceTool(ctx, r.a.Name, c)
+	defer func() { endSpan(&out) }() // deferred first, so it sees the result as cut below
 	defer func() {
 		if p := recover(); p != nil {
 			r.logger.LogAttrs(ctx, slog.LevelError, "agent tool panicked",

@@ -202,7 +202,7 @@ func (s *Service) enqueue(ctx context.Context, workspaceID, runID string, wake b
 	go func() {
 		defer s.wg.Done()
 		if err := s.Execute(context.WithoutCancel(ctx), workspaceID, runID); err != nil {
-			s.opts.Logger.Error("run failed to execute", "run", runID, "err", err)
+			s.opts.Logger.ErrorContext(ctx, "run failed to execute", "run", runID, "err", err)
 		}
 	}()
 	return nil
@@ -268,6 +268,8 @@ func (s *Service) execute(ctx context.Context, workspaceID, runID string, force 
 	if err != nil {
 		return fmt.Errorf("claim run %s: %w", runID, err)
 	}
+	ctx, span := traceRun(ctx, run)
+	defer span.End()
 	plan, err := s.Plan(run.Definition)
 	if err != nil {
 		s.observe(workflow.Event{Type: workflow.EventRunFinished, Status: workflow.StatusFailed}) // the engine never ran
@@ -460,9 +462,10 @@ func (s *Service) heartbeat(ctx context.Context, run store.Run, cancel context.C
 
 // end records a run's outcome; *changed gets the row it stored.
 func (s *Service) end(ctx context.Context, run store.Run, out workflow.Outcome, rec *recorder, changed *store.Run) error {
+	traceOutcome(ctx, out)
 	if rec != nil {
 		if err := rec.Flush(ctx); err != nil {
-			s.opts.Logger.Warn("run events not saved", "run", run.ID, "err", err)
+			s.opts.Logger.WarnContext(ctx, "run events not saved", "run", run.ID, "err", err)
 		}
 	}
 	runs := s.st.Runs()
@@ -529,7 +532,7 @@ func (s *Service) checkAt(ctx context.Context, workspaceID, runID string, at tim
 		s.mu.Unlock()
 		defer s.wg.Done()
 		if err := s.Execute(context.WithoutCancel(ctx), workspaceID, runID); err != nil {
-			s.opts.Logger.Error("deadline check failed", "run", runID, "err", err)
+			s.opts.Logger.ErrorContext(ctx, "deadline check failed", "run", runID, "err", err)
 		}
 	})
 	s.checks[t] = true
@@ -756,7 +759,7 @@ func (s *Service) ResumeOwned(ctx context.Context) (int, error) {
 		go func(run store.Run) {
 			defer s.wg.Done()
 			if err := s.execute(ctx, run.WorkspaceID, run.ID, s.opts.SingleProcess || mine); err != nil {
-				s.opts.Logger.Error("resumed run failed to execute", "run", run.ID, "err", err)
+				s.opts.Logger.ErrorContext(ctx, "resumed run failed to execute", "run", run.ID, "err", err)
 			}
 		}(run)
 	}

@@ -188,7 +188,7 @@ func (s *Service) Block(ctx context.Context, req StartRequest, plan *workflow.Pl
 		stored = append(stored, store.RunEvent{RunID: run.ID, Seq: ev.Seq, Type: string(ev.Type), Data: data, CreatedAt: now})
 	}
 	if err := runs.AppendEvents(ctx, req.WorkspaceID, stored); err != nil {
-		s.opts.Logger.Warn("run_events_not_saved", "run_id", run.ID, "workspace_id", req.WorkspaceID, "error", err)
+		s.opts.Logger.WarnContext(ctx, "run_events_not_saved", "run_id", run.ID, "workspace_id", req.WorkspaceID, "error", err)
 	}
 	return run, evs, nil
 }

@@ -321,7 +321,9 @@ func (r *Registry) buildAdapter(spec adapterSpec, workspaceID string) (llm.Model
 	default:
 		return nil, fmt.Errorf("provider %q: type %q is not one of %s", spec.name, spec.typ, strings.Join(providerTypes, ", "))
 	}
-	return metered{next: m}, nil
+	// The model-call span sits right above the metered adapter: one span
+	// per attempt, recording what the provider was sent (tracing.go).
+	return traceModel(spec, metered{next: m}), nil
 }
 
 func (r *Registry) addGlobalProvider(cp Config, origin string, models []string) error {

@@ -347,9 +347,10 @@ func (a *Agent) Refused(err error) {
 func (a *Agent) observe(ctx context.Context) (context.Context, func(agent.RunEnd)) {
 	start := time.Now()
 	up0 := a.meter.Upstream()
+	ctx, endSpan := a.traceRun(ctx)
 	ctx = provider.ContextWithMeter(ctx, &a.meter)
 	ctx = audit.WithScope(ctx, audit.Scope{WorkspaceID: a.caller.WorkspaceID, Actor: a.caller.ActorString()})
-	return ctx, func(end agent.RunEnd) { a.record(start, a.meter.Upstream()-up0, end) }
+	return ctx, func(end agent.RunEnd) { a.record(start, a.meter.Upstream()-up0, end); endSpan(end) }
 }
 
 func (a *Agent) record(start time.Time, upstream time.Duration, end agent.RunEnd) {

@@ -68,7 +68,7 @@ func (s *Server) listAuditLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		s.logger.Error("audit_list_failed", "workspace_id", f.WorkspaceID, "error", err)
+		s.logger.ErrorContext(r.Context(), "audit_list_failed", "workspace_id", f.WorkspaceID, "error", err)
 		storeError(w, err)
 		return
 	}

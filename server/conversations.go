@@ -238,7 +238,7 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		// Stored, not yet searchable: the next index check rebuilds it.
-		s.logger.Warn("memory_index_failed", "workspace_id", m.WorkspaceID, "memory_id", m.ID, "error", err)
+		s.logger.WarnContext(r.Context(), "memory_index_failed", "workspace_id", m.WorkspaceID, "memory_id", m.ID, "error", err)
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, m)
 }

@@ -342,7 +342,7 @@ func (s *Server) ingestKB(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.opts.EnqueueIngest(ctx, ws, job.ID); err != nil {
-		s.logger.Error("ingest_enqueue_failed", "job_id", job.ID, "workspace_id", ws, "error", err)
+		s.logger.ErrorContext(r.Context(), "ingest_enqueue_failed", "job_id", job.ID, "workspace_id", ws, "error", err)
 		apierr.Write(w, &apierr.Error{Status: http.StatusServiceUnavailable, Type: apierr.TypeServer, Code: "queue_unavailable",
 			Message: "the ingest job was recorded but could not be queued; retry the request"})
 		return
@@ -501,7 +501,7 @@ func (s *Server) streamIngest(w http.ResponseWriter, r *http.Request, job store.
 		next, err := s.opts.Knowledge.Job(ctx, job.WorkspaceID, job.ID)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.logger.Warn("ingest_progress_read_failed", "job_id", job.ID, "error", err)
+				s.logger.WarnContext(r.Context(), "ingest_progress_read_failed", "job_id", job.ID, "error", err)
 				_ = sw.WriteEvent(sse.Event{Event: "error", Data: mustJSON(map[string]string{"message": "the ingest job can no longer be read: " + err.Error()})})
 			}
 			return

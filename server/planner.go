@@ -91,7 +91,7 @@ func (s *Server) plannerStream(w http.ResponseWriter, r *http.Request) {
 	var ref *autonomous.FlowPlan
 	if s.opts.Plans != nil {
 		if ref, err = s.opts.Plans.Closest(ctx, pr.WorkspaceID, b.Goal); err != nil {
-			s.logger.Warn("plan_memory_failed", "workspace_id", pr.WorkspaceID, "error", err)
+			s.logger.WarnContext(r.Context(), "plan_memory_failed", "workspace_id", pr.WorkspaceID, "error", err)
 		}
 	}
 	sw := sse.NewWriter(w)
@@ -214,7 +214,7 @@ func (s *Server) crystallize(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.opts.Plans != nil && def.Description != "" {
 		if err := s.opts.Plans.Remember(ctx, ws, autonomous.PlanOfDefinition(def)); err != nil {
-			s.logger.Warn("plan_memory_failed", "workspace_id", ws, "error", err)
+			s.logger.WarnContext(r.Context(), "plan_memory_failed", "workspace_id", ws, "error", err)
 		}
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, wf)

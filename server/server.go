@@ -24,6 +24,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/internal/metrics"
+	"github.com/agentcraftlab/agentcraft/internal/tracing"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/task"
@@ -237,9 +238,11 @@ func New(p *platform.Platform, opts *Options) (*Server, error) {
 		}
 		apierr.Write(w, apierr.NotFound("not_found", "no route "+r.Method+" "+r.URL.Path+"; the API lives under /v1 and /api"))
 	})
-	// Metrics inside collapseSlashes: the request it hands on is the one
-	// the mux marks with the matched pattern.
-	s.handler = collapseSlashes(s.opts.Metrics.HTTP(s.mux))
+	// One span per request and its metrics, both named by the route that
+	// served it (internal/tracing: a pass-through while tracing is off;
+	// internal/metrics). Both sit inside collapseSlashes: the request they
+	// hand on is the one the mux marks with the matched pattern.
+	s.handler = collapseSlashes(tracing.Handler(s.opts.Metrics.HTTP(s.mux)))
 	return s, nil
 }
 
@@ -357,7 +360,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.p.Ready(ctx); err != nil {
-		s.logger.Warn("ready_check_failed", "error", err)
+		s.logger.WarnContext(r.Context(), "ready_check_failed", "error", err)
 		httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
 		return
 	}

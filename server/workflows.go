@@ -625,6 +625,6 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		err = werr
 	}
 	if err != nil && ctx.Err() == nil {
-		s.logger.Warn("run_events_stream_failed", "run_id", id, "workspace_id", ws, "error", err)
+		s.logger.WarnContext(r.Context(), "run_events_stream_failed", "run_id", id, "workspace_id", ws, "error", err)
 	}
 }

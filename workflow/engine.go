@@ -270,12 +270,11 @@ func (x *Exec) Record(ctx context.Context, sub string, v any) error {
 
 // AgentCall is where this execution asks for an agent.
 func (x *Exec) AgentCall() AgentCall {
-	call := AgentCall{WorkspaceID: x.WorkspaceID, RunID: x.RunID, NodeID: x.Node.ID}
+	call := AgentCall{WorkspaceID: x.WorkspaceID, RunID: x.RunID, NodeID: x.Node.ID, Actor: x.Actor}
 	if x.run != nil && x.run.p != nil && x.run.p.Def != nil {
 		call.Workflow = x.run.p.Def.Name
 	}
 	return call
-	return AgentCall{WorkspaceID: x.WorkspaceID, RunID: x.RunID, NodeID: x.Node.ID, Actor: x.Actor}
 }
 
 // Eval evaluates the node's compiled boolean expression called name (""
@@ -771,6 +770,7 @@ func (r *run) execNode(ctx context.Context, sr *scopeRun, m int, in any) (Result
 		ex  map[int]bool
 		err error
 	)
+	ctx, endSpan := traceNode(ctx, n, key)
 	switch {
 	case n.Type == "start":
 		res.Output = in
@@ -797,6 +797,7 @@ func (r *run) execNode(ctx context.Context, sr *scopeRun, m int, in any) (Result
 		}
 		res, err = safeExecute(ctx, pn.kind.Execute, x)
 	}
+	endSpan(res, err)
 	if err != nil {
 		if errors.Is(err, errHalt) {
 			return Result{}, nil, err

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentcraftlab/agentcraft/internal/tracing"
 )
 
 // ErrBlocked is wrapped by every refusal of the policy; test for it with
@@ -96,7 +98,9 @@ func (p *Policy) Compile() (*Guard, error) {
 		Resolver:       g.resolver,
 		ControlContext: g.control,
 	}
-	g.transport = &limitTransport{
+	// The run's trace continues at the API a tool or node calls (W3C
+	// traceparent; internal/tracing, a pass-through while tracing is off).
+	g.transport = tracing.Transport(&limitTransport{
 		max: g.maxBody,
 		next: &http.Transport{
 			// A proxy would make the proxy's address the one dialed and
@@ -110,7 +114,7 @@ func (p *Policy) Compile() (*Guard, error) {
 			TLSHandshakeTimeout:   10 * time.Second,
 			ExpectContinueTimeout: time.Second,
 		},
-	}
+	})
 	return g, nil
 }
 

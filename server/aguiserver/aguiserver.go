@@ -255,7 +255,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, in input, ev
 			if ctx.Err() == nil {
 				_ = e.runError(ae.Message, ae.Code)
 				if ae.Status >= 500 {
-					s.logger.Warn("agui_run_failed", "run_id", in.RunID, "error", err)
+					s.logger.WarnContext(ctx, "agui_run_failed", "run_id", in.RunID, "error", err)
 				}
 			}
 			mu.Unlock()

@@ -215,7 +215,7 @@ func (s *Server) follow(ctx context.Context, f *follower, workspaceID string, af
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err != nil {
-		s.logger.Warn("agui_workflow_follow_failed", "run_id", f.runID, "workspace_id", workspaceID, "error", err)
+		s.logger.WarnContext(ctx, "agui_workflow_follow_failed", "run_id", f.runID, "workspace_id", workspaceID, "error", err)
 		_ = f.e.runError("the run's events could not be read: "+err.Error(), "internal")
 		return
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/internal/metrics"
+	"github.com/agentcraftlab/agentcraft/internal/tracing"
 	"github.com/agentcraftlab/agentcraft/kb"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
@@ -183,9 +184,10 @@ func New(t testing.TB, opts *Options) *Env {
 	ctx := context.Background()
 	dir := t.TempDir()
 	env := &Env{DBPath: filepath.Join(dir, "agentcraft.db"), Log: &SyncBuffer{}}
-	logger := slog.New(slog.NewTextHandler(env.Log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	// As serve's: records logged within a span carry its trace_id and span_id.
+	logger := slog.New(tracing.LogHandler(slog.NewTextHandler(env.Log, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if o.LogWriter != nil {
-		logger = slog.New(slog.NewTextHandler(o.LogWriter, &slog.HandlerOptions{Level: o.LogLevel}))
+		logger = slog.New(tracing.LogHandler(slog.NewTextHandler(o.LogWriter, &slog.HandlerOptions{Level: o.LogLevel})))
 	}
 	st, err := sqlite.Open(ctx, env.DBPath, nil)
 	if err != nil {

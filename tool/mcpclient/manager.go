@@ -39,6 +39,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 
+	"github.com/agentcraftlab/agentcraft/internal/tracing"
 	"github.com/agentcraftlab/agentcraft/tool"
 )
 
@@ -570,11 +571,12 @@ func (s *server) transport(ctx context.Context, stderr **tailWriter) (mcp.Transp
 		cmd.Stderr = *stderr
 		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
 	}
-	base := s.m.httpClient.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	hc := s.m.httpClient
+	// Tool calls carry the caller's W3C traceparent (internal/tracing;
+	// a pass-through while tracing is off).
+	base := tracing.Transport(s.m.httpClient.Transport)
+	traced := *s.m.httpClient
+	traced.Transport = base
+	hc := &traced
 	switch {
 	case s.cfg.Bearer != "":
 		hc = &http.Client{Transport: &bearerTransport{token: s.cfg.Bearer, base: base}}

@@ -141,7 +141,7 @@ func execAutonomous(ctx context.Context, x *workflow.Exec) (workflow.Result, err
 				err = x.Services.Plans.KeepPlan(ctx, x.WorkspaceID, raw)
 			}
 			if err != nil {
-				x.Services.Logger.Warn("plan_not_kept", "run_id", x.RunID, "node_id", x.Node.ID, "error", err)
+				x.Services.Logger.WarnContext(ctx, "plan_not_kept", "run_id", x.RunID, "node_id", x.Node.ID, "error", err)
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
+	"github.com/agentcraftlab/agentcraft/internal/tracing"
 )
 
 // Version and Commit are set at build time by `make build`, with
@@ -155,10 +156,12 @@ func newLogger(w io.Writer, c config.Log) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(c.Level))
 	opts := &slog.HandlerOptions{Level: level}
+	// Records logged with a context carry its span's trace_id and span_id
+	// (nothing while tracing is off).
 	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(tracing.LogHandler(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(tracing.LogHandler(slog.NewTextHandler(w, opts)))
 }
 
 func migrateCmd(e *env) *cobra.Command {

@@ -244,6 +244,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	if err != nil {
 		return err
 	}
+	stopTracing, err := startTracing(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	lock, err := lockDatabase(u, "serve")
 	if err != nil {
 		return err

@@ -21,6 +21,11 @@ func workerCmd(e *env) *cobra.Command {
 			}
 			logger := newLogger(e.stderr, cfg.Log)
 			tuneGC(cfg.Server, logger)
+			stopTracing, err := startTracing(cmd.Context(), cfg, logger)
+			if err != nil {
+				return err
+			}
+			defer stopTracing()
 			u, err := parseDatabase(cfg.Database.URL)
 			if err != nil {
 				return err

@@ -81,6 +81,8 @@ type Config struct {
 	Retention Retention `yaml:"retention"`
 	// Metrics serves Prometheus metrics (metrics.go).
 	Metrics Metrics `yaml:"metrics"`
+	// Tracing exports OpenTelemetry traces (tracing.go). Default off.
+	Tracing Tracing `yaml:"tracing"`
 }
 
 // MCP configures the Model Context Protocol on both sides.
@@ -335,6 +337,7 @@ func Load(path string, environ []string) (Config, error) {
 	if err := applyEnv(reflect.ValueOf(&cfg).Elem(), "AGENTCRAFT", env); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
+	cfg.tracingFromEnv(env)
 	cfg.fill()
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
@@ -508,6 +511,7 @@ func (c *Config) Validate() error {
 	c.validateTasks(bad)
 	c.validateTools(bad)
 	c.validateImages(bad)
+	c.validateTracing(bad)
 	if c.Server.GCPercent < 10 || c.Server.GCPercent > 10000 {
 		bad("server.gc_percent", "%d is not between 10 and 10000", c.Server.GCPercent)
 	}
