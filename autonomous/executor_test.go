@@ -357,6 +357,20 @@ func TestCancelStopsTheWholeTree(t *testing.T) {
 			t.Fatal("the sub-agents did not all start working")
 		}
 	}
+	// The root's third step (collect_results) is asked for concurrently
+	// with the sub-agents' work: cancel once it has been, so that the
+	// whole tree is in flight.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		n := len(times)
+		mu.Unlock()
+		if n >= 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d model requests before the cancel, want 6 (3 root steps, 3 sub-agents)", n)
+		}
+	}
 	canceled := time.Now()
 	cancel()
 	select {
