@@ -108,6 +108,18 @@ func (r tasks) Transition(ctx context.Context, workspaceID, id string, from []Ta
 		ev.Payload = cloneJSON(ev.Payload)
 		p.Event = &ev
 	}
+	if u.Notification != nil {
+		n := newNotification(*u.Notification, p.Now)
+		if n.WorkspaceID != "" && n.WorkspaceID != workspaceID || n.TaskID != "" && n.TaskID != id {
+			return Task{}, r.c.errorf("transition task %s: %w: its notification names workspace %q and task %q, not the task's",
+				id, ErrInvalid, n.WorkspaceID, n.TaskID)
+		}
+		n.WorkspaceID, n.TaskID = workspaceID, id
+		if err := n.Validate(); err != nil {
+			return Task{}, r.c.errorf("transition task %s: %w", id, err)
+		}
+		p.Notification = &n
+	}
 	t, err := r.c.d.TaskTransition(ctx, p)
 	if isNotFound(err) {
 		cur, gerr := r.c.d.TaskGet(ctx, workspaceID, id)
@@ -376,6 +388,16 @@ func (r notifications) Create(ctx context.Context, n Notification) (Notification
 	if err := n.Validate(); err != nil {
 		return Notification{}, r.c.errorf("create notification: %w", err)
 	}
+	n = newNotification(n, now())
+	if err := r.c.d.NotificationInsert(ctx, &NotificationInsertParams{Notification: n}); err != nil {
+		return Notification{}, r.c.errorf("create notification: %w", err)
+	}
+	return n, nil
+}
+
+// newNotification completes n as it is stored: an id when it has none,
+// the line channel when it names none, pending, created at.
+func newNotification(n Notification, at time.Time) Notification {
 	if n.ID == "" {
 		n.ID = NewID()
 	}
@@ -385,11 +407,8 @@ func (r notifications) Create(ctx context.Context, n Notification) (Notification
 	n.Status, n.Error, n.SentAt = NotificationPending, "", nil
 	n.SendAt = timestampPtr(n.SendAt)
 	n.Payload = cloneJSON(n.Payload)
-	n.CreatedAt = now()
-	if err := r.c.d.NotificationInsert(ctx, &NotificationInsertParams{Notification: n}); err != nil {
-		return Notification{}, r.c.errorf("create notification: %w", err)
-	}
-	return n, nil
+	n.CreatedAt = at
+	return n
 }
 
 func (r notifications) Get(ctx context.Context, workspaceID, id string) (Notification, error) {

@@ -145,6 +145,17 @@ func (r triggers) FireDone(ctx context.Context, f TriggerFire) error {
 	return nil
 }
 
+func (r triggers) Unstarted(ctx context.Context, before time.Time, limit int) ([]TriggerFire, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	out, err := r.c.d.TriggerFireListUnstarted(ctx, Timestamp(before), limit)
+	if err != nil {
+		return nil, r.c.errorf("list unstarted fires: %w", err)
+	}
+	return out, nil
+}
+
 func (r triggers) Fires(ctx context.Context, workspaceID, triggerID string, limit int) ([]TriggerFire, error) {
 	if limit <= 0 {
 		limit = 100

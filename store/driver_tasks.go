@@ -26,8 +26,9 @@ type TaskDriver interface {
 	// read.
 	TaskList(ctx context.Context, p *TaskListParams) ([]Task, error)
 	// TaskTransition, in one transaction, updates the task when its
-	// status is one of p.From (no row matched is ErrNotFound) and, when
-	// p.Event is set, appends it numbered after the newest.
+	// status is one of p.From (no row matched is ErrNotFound), when
+	// p.Event is set appends it numbered after the newest, and when
+	// p.Notification is set inserts it.
 	TaskTransition(ctx context.Context, p *TaskTransitionParams) (Task, error)
 	// TaskEventInsert appends p.Event numbered after the newest and
 	// returns it as stored.
@@ -147,7 +148,10 @@ type TaskTransitionParams struct {
 	Capability      Capability
 	Assignee        *string
 	Event           *TaskEvent
-	Now             time.Time
+	// Notification, when set, is inserted (complete, pending) in the
+	// transaction too.
+	Notification *Notification
+	Now          time.Time
 }
 
 // TaskEventInsertParams is the event TaskEventInsert writes, stamped Now.

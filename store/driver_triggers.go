@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // TriggerDriver holds the verbs of Triggers.
 type TriggerDriver interface {
@@ -32,6 +35,10 @@ type TriggerDriver interface {
 	TriggerFireUpdate(ctx context.Context, p *TriggerFireParams) error
 	// TriggerFireList orders by tick, newest first.
 	TriggerFireList(ctx context.Context, workspaceID, triggerID string, limit int) ([]TriggerFire, error)
+	// TriggerFireListUnstarted returns the fires of every workspace with
+	// run_id and error both empty and created_at before before, ordered
+	// by created_at, then trigger_id and tick.
+	TriggerFireListUnstarted(ctx context.Context, before time.Time, limit int) ([]TriggerFire, error)
 	// TriggerDeliveryInsert inserts p.Delivery; an id recorded already is
 	// ErrConflict; a trigger not the workspace's is ErrNotFound.
 	TriggerDeliveryInsert(ctx context.Context, p *TriggerDeliveryParams) error

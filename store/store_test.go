@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentcraftlab/agentcraft/store"
 )
 
@@ -21,6 +23,34 @@ func TestNewIDSortsByCreation(t *testing.T) {
 	}
 	if len(slices.Compact(slices.Clone(ids))) != len(ids) {
 		t.Error("NewID repeated an id")
+	}
+}
+
+// TestIDFor checks that a derived id is stable for its (time, key), differs
+// for another key or millisecond, and is a UUIDv7 that sorts by its time
+// as NewID's do.
+func TestIDFor(t *testing.T) {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	id := store.IDFor(at, "trigger/t1/1")
+	if again := store.IDFor(at, "trigger/t1/1"); again != id {
+		t.Errorf("IDFor twice = %s, %s; want the same id", id, again)
+	}
+	u, err := uuid.Parse(id)
+	if err != nil || u.String() != id || u.Version() != 7 || u.Variant() != uuid.RFC4122 {
+		t.Fatalf("IDFor = %q (%v); want a canonical UUIDv7", id, err)
+	}
+	if sec, nsec := u.Time().UnixTime(); time.Unix(sec, nsec).UnixMilli() != at.UnixMilli() {
+		t.Errorf("IDFor time = %v, want %v", time.Unix(sec, nsec).UTC(), at)
+	}
+	if other := store.IDFor(at, "trigger/t2/1"); other == id {
+		t.Error("IDFor gave two keys one id")
+	}
+	later := store.IDFor(at.Add(time.Millisecond), "trigger/t1/1")
+	if later == id || later < id {
+		t.Errorf("IDFor a millisecond later = %s, want an id after %s", later, id)
+	}
+	if now := store.NewID(); now < id {
+		t.Errorf("NewID now = %s sorts before IDFor(2026-03-04) = %s", now, id)
 	}
 }
 

@@ -175,6 +175,12 @@ type TaskUpdate struct {
 	// Event, when set, is appended in the same transaction as the
 	// transition: both are stored or neither.
 	Event *TaskEvent
+	// Notification, when set, is queued in the same transaction (its
+	// WorkspaceID and TaskID are the task's; others are ErrInvalid;
+	// Notifications.Create fills the rest): whoever sees the task
+	// settled finds its answer queued, and a crash between the two
+	// cannot lose the answer.
+	Notification *Notification
 }
 
 // Validate reports whether u can be applied.

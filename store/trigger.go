@@ -96,7 +96,8 @@ func (t Trigger) Validate() error {
 
 // TriggerFire records one tick of a schedule that fired. (TriggerID, Tick)
 // is unique: however many schedulers see the tick, one insert wins, and
-// only its process starts the run.
+// only its process starts the run; a fire left with neither a run nor an
+// error (Triggers.Unstarted) is finished by any scheduler later.
 type TriggerFire struct {
 	WorkspaceID string    `json:"workspace_id"`
 	TriggerID   string    `json:"trigger_id"`
@@ -158,6 +159,12 @@ type Triggers interface {
 	Fire(ctx context.Context, f TriggerFire) (TriggerFire, bool, error)
 	// FireDone sets the run (or the error) of a recorded tick.
 	FireDone(ctx context.Context, f TriggerFire) error
+	// Unstarted returns up to limit fires of every workspace that record
+	// neither a run nor an error and were created before before, oldest
+	// first (limit 0 means 100): ticks whose winner stopped (crashed, or
+	// failed to start the run for a reason that may pass) before it
+	// recorded how the run went, for a scheduler to finish.
+	Unstarted(ctx context.Context, before time.Time, limit int) ([]TriggerFire, error)
 	// Fires returns up to limit of the trigger's fires, newest tick first
 	// (limit 0 means 100).
 	Fires(ctx context.Context, workspaceID, triggerID string, limit int) ([]TriggerFire, error)

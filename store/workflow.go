@@ -140,6 +140,13 @@ type Run struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// TraceParent and TraceState are the W3C trace context (traceparent,
+	// tracestate) of the request that started the run, set only while
+	// tracing is on: the process that executes the run continues that
+	// trace (package controlplane). Empty: no trace to continue. Not part
+	// of the API's JSON.
+	TraceParent string `json:"-"`
+	TraceState  string `json:"-"`
 }
 
 // Checkpoint is the saved result of one node execution. Key identifies the

@@ -11,7 +11,8 @@ import (
 )
 
 const runColumns = `id, workspace_id, workflow_id, workflow_version, definition, status, input, output,
-	error, waiting_node, lease_owner, lease_until, created_at, updated_at, finished_at, task_id, executor, trigger_id`
+	error, waiting_node, lease_owner, lease_until, created_at, updated_at, finished_at, task_id, executor, trigger_id,
+	traceparent, tracestate`
 
 func scanRun(row pgx.Row) (store.Run, error) {
 	var (
@@ -20,10 +21,11 @@ func scanRun(row pgx.Row) (store.Run, error) {
 		taskID     *string
 		executor   *string
 		triggerID  *string
+		tp, ts     *string
 	)
 	if err := row.Scan(&r.ID, &r.WorkspaceID, &workflowID, &r.WorkflowVersion, (*[]byte)(&r.Definition),
 		&r.Status, (*[]byte)(&r.Input), (*[]byte)(&r.Output), &r.Error, &r.WaitingNode,
-		&r.LeaseOwner, &r.LeaseUntil, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &taskID, &executor, &triggerID); err != nil {
+		&r.LeaseOwner, &r.LeaseUntil, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &taskID, &executor, &triggerID, &tp, &ts); err != nil {
 		return store.Run{}, err
 	}
 	if workflowID != nil {
@@ -37,6 +39,12 @@ func scanRun(row pgx.Row) (store.Run, error) {
 	}
 	if triggerID != nil {
 		r.TriggerID = *triggerID
+	}
+	if tp != nil {
+		r.TraceParent = *tp
+	}
+	if ts != nil {
+		r.TraceState = *ts
 	}
 	r.LeaseUntil = utc(r.LeaseUntil)
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
@@ -65,11 +73,12 @@ func nullJSON(m []byte) []byte {
 func (d driver) RunInsert(ctx context.Context, p *store.RunInsertParams) (store.Run, error) {
 	run := p.Run
 	got, err := scanRun(d.s.pool.QueryRow(ctx,
-		`INSERT INTO runs (`+runColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '', NULL, $11, $12, $13, $14, $15, $16)
+		`INSERT INTO runs (`+runColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '', NULL, $11, $12, $13, $14, $15, $16, $17, $18)
 		RETURNING `+runColumns,
 		run.ID, run.WorkspaceID, nullString(run.WorkflowID), run.WorkflowVersion, []byte(run.Definition),
 		run.Status, nullJSON(run.Input), nullJSON(run.Output), run.Error, run.WaitingNode,
-		run.CreatedAt, run.UpdatedAt, run.FinishedAt, nullString(run.TaskID), nullString(run.Executor), nullString(run.TriggerID)))
+		run.CreatedAt, run.UpdatedAt, run.FinishedAt, nullString(run.TaskID), nullString(run.Executor), nullString(run.TriggerID),
+		nullString(run.TraceParent), nullString(run.TraceState)))
 	return got, mapErr(err)
 }
 

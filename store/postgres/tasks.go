@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentcraftlab/agentcraft/store"
 )
@@ -126,13 +127,20 @@ func (d driver) TaskTransition(ctx context.Context, p *store.TaskTransitionParam
 			WHERE workspace_id = $6 AND id = $7 AND status = ANY ($8)
 			RETURNING `+taskColumns,
 			p.To, nullJSON(p.Intent), string(p.Capability), p.Assignee, p.Now, p.WorkspaceID, p.ID, statuses))
-		if err != nil || p.Event == nil {
+		if err != nil {
 			return err
 		}
-		e := *p.Event
-		e.CreatedAt = p.Now
-		_, err = insertTaskEvent(ctx, tx, p.WorkspaceID, p.ID, e)
-		return err
+		if p.Event != nil {
+			e := *p.Event
+			e.CreatedAt = p.Now
+			if _, err := insertTaskEvent(ctx, tx, p.WorkspaceID, p.ID, e); err != nil {
+				return err
+			}
+		}
+		if p.Notification != nil {
+			return insertNotification(ctx, tx, *p.Notification)
+		}
+		return nil
 	})
 	return t, mapErr(err)
 }
@@ -394,14 +402,21 @@ func scanNotification(row pgx.Row) (store.Notification, error) {
 // no row inserted is ErrNotFound; an unknown workspace fails the foreign
 // key.
 func (d driver) NotificationInsert(ctx context.Context, p *store.NotificationInsertParams) error {
-	n := p.Notification
-	tag, err := d.s.pool.Exec(ctx,
+	return mapErr(insertNotification(ctx, d.s.pool, p.Notification))
+}
+
+// insertNotification inserts n through db (the pool, or a transaction),
+// checking its task in the statement.
+func insertNotification(ctx context.Context, db interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, n store.Notification) error {
+	tag, err := db.Exec(ctx,
 		`INSERT INTO notifications (`+notificationColumns+`)
 		SELECT $1, $2, $3, $4, $5, $6, $7, 'pending', '', $8, NULL, $9
 		WHERE $3::text IS NULL OR EXISTS (SELECT 1 FROM tasks WHERE id = $3 AND workspace_id = $2)`,
 		n.ID, n.WorkspaceID, nullString(n.TaskID), n.Channel, n.Target, n.Kind, nullJSON(n.Payload), n.SendAt, n.CreatedAt)
 	if err != nil {
-		return mapErr(err)
+		return err
 	}
 	if affected(tag) != nil {
 		return fmt.Errorf("%w: task %s does not exist in the workspace", store.ErrNotFound, n.TaskID)

@@ -148,6 +148,11 @@ func (d driver) TriggerFireList(ctx context.Context, workspaceID, triggerID stri
 		ORDER BY tick DESC LIMIT $3`, workspaceID, triggerID, limit)
 }
 
+func (d driver) TriggerFireListUnstarted(ctx context.Context, before time.Time, limit int) ([]store.TriggerFire, error) {
+	return queryList(ctx, d.s, scanFire, `SELECT `+fireColumns+` FROM trigger_fires
+		WHERE run_id = '' AND error = '' AND created_at < $1 ORDER BY created_at, trigger_id COLLATE "C", tick LIMIT $2`, before, limit)
+}
+
 func (d driver) TriggerDeliveryInsert(ctx context.Context, p *store.TriggerDeliveryParams) error {
 	v := p.Delivery
 	_, err := d.s.pool.Exec(ctx, `INSERT INTO trigger_deliveries (workspace_id, trigger_id, delivery_id, run_id, created_at)

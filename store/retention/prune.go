@@ -54,10 +54,21 @@ type Options struct {
 	// checkpoint the WAL, give freed pages back (incremental_vacuum) and
 	// checkpoint again so the file shrinks now. Default false.
 	NoVacuum bool
+	// ConversationsRemoved, when set, is told of every batch of
+	// conversations removed (after its transaction committed), with their
+	// workspace, so that what lives outside the database's tables — the
+	// search index of a conversation's memories — goes with them. Its
+	// error is logged; the rows stay removed.
+	ConversationsRemoved func(ctx context.Context, removed []RemovedRow) error
 	// Logger gets a line per kind removed. Nil discards.
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+}
+
+// RemovedRow names one row a step removed.
+type RemovedRow struct {
+	WorkspaceID, ID string
 }
 
 // Pruner removes what the policies no longer keep.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -300,10 +301,14 @@ func TestRunsConversationsUploads(t *testing.T) {
 			}
 		}
 
+		var told []retention.RemovedRow
 		p, err := retention.New(e.db, &retention.Options{BatchSize: 1, Policy: retention.Policy{
 			retention.RunEvents: 30 * 24 * time.Hour, retention.Checkpoints: 30 * 24 * time.Hour,
 			retention.Conversations: 30 * 24 * time.Hour, retention.Uploads: 30 * 24 * time.Hour,
 			retention.UsageDetail: 30 * 24 * time.Hour,
+		}, ConversationsRemoved: func(_ context.Context, removed []retention.RemovedRow) error {
+			told = append(told, removed...)
+			return errors.New("the index is down") // logged; the rows stay removed
 		}})
 		if err != nil {
 			t.Fatal(err)
@@ -328,6 +333,9 @@ func TestRunsConversationsUploads(t *testing.T) {
 		check("conversations", `SELECT count(*) FROM conversations WHERE id IN ('c-a-new', 'c-b-old')`, 2)
 		check("old conversation of a", `SELECT count(*) FROM conversations WHERE id = 'c-a-old'`, 0)
 		check("its messages", `SELECT count(*) FROM messages WHERE conversation_id = 'c-a-old'`, 0)
+		if want := []retention.RemovedRow{{WorkspaceID: a.ID, ID: "c-a-old"}}; !slices.Equal(told, want) {
+			t.Errorf("ConversationsRemoved was told %v, want %v", told, want)
+		}
 		check("uploads kept (live run, kept chat)", `SELECT count(*) FROM uploads WHERE id IN ('up-live', 'up-said')`, 2)
 		check("uploads removed", `SELECT count(*) FROM uploads WHERE id IN ('up-gone-with-chat', 'up-plain')`, 0)
 		if len(r.Skipped) != 1 || r.Skipped[0].Kind != retention.UsageDetail {

@@ -124,6 +124,36 @@ func (c conn) batch(ctx context.Context, q string, args ...any) ([]keyed, error)
 	return out, rows.Err()
 }
 
+// removed runs a DELETE … RETURNING workspace_id, id on the writer and
+// returns the rows it removed.
+func (c conn) removed(ctx context.Context, q string, args ...any) ([]RemovedRow, error) {
+	q = c.rebind(q)
+	var out []RemovedRow
+	if c.pg {
+		rows, err := c.db.Pool().Query(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RemovedRow, error) {
+			var x RemovedRow
+			return x, r.Scan(&x.WorkspaceID, &x.ID)
+		})
+	}
+	rows, err := c.db.Writer().QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var x RemovedRow
+		if err := rows.Scan(&x.WorkspaceID, &x.ID); err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, rows.Err()
+}
+
 // in is "col IN (?, ?, …)" with its arguments, or "col = ANY(?)" on
 // PostgreSQL.
 func (c conn) in(col string, ids []string) (string, []any) {

@@ -98,7 +98,13 @@ func (p *Pruner) conversations(ctx context.Context, s Scope, before time.Time, d
 	}
 	return p.keyset(ctx, `conversations a`, "updated_at", base, args, func(ids []string) (int64, error) {
 		in, inArgs := p.c.in("id", ids)
-		return p.c.exec(ctx, `DELETE FROM conversations WHERE `+in, inArgs...)
+		removed, err := p.c.removed(ctx, `DELETE FROM conversations WHERE `+in+` RETURNING workspace_id, id`, inArgs...)
+		if err == nil && len(removed) > 0 && p.opts.ConversationsRemoved != nil {
+			if herr := p.opts.ConversationsRemoved(ctx, removed); herr != nil {
+				p.opts.Logger.Warn("retention_conversation_cleanup_failed", "conversations", len(removed), "err", herr)
+			}
+		}
+		return int64(len(removed)), err
 	})
 }
 

@@ -12,7 +12,8 @@ import (
 )
 
 const runColumns = `id, workspace_id, workflow_id, workflow_version, definition, status, input, output,
-	error, waiting_node, lease_owner, lease_until, created_at, updated_at, finished_at, task_id, executor, trigger_id`
+	error, waiting_node, lease_owner, lease_until, created_at, updated_at, finished_at, task_id, executor, trigger_id,
+	traceparent, tracestate`
 
 func scanRun(sc scanner) (store.Run, error) {
 	var (
@@ -20,16 +21,18 @@ func scanRun(sc scanner) (store.Run, error) {
 		workflowID       sql.NullString
 		taskID, executor sql.NullString
 		triggerID        sql.NullString
+		tp, ts           sql.NullString
 		created, updated int64
 		until, finished  sql.NullInt64
 	)
 	if err := sc.Scan(&r.ID, &r.WorkspaceID, &workflowID, &r.WorkflowVersion, (*[]byte)(&r.Definition),
 		&r.Status, (*[]byte)(&r.Input), (*[]byte)(&r.Output), &r.Error, &r.WaitingNode,
-		&r.LeaseOwner, &until, &created, &updated, &finished, &taskID, &executor, &triggerID); err != nil {
+		&r.LeaseOwner, &until, &created, &updated, &finished, &taskID, &executor, &triggerID, &tp, &ts); err != nil {
 		return store.Run{}, err
 	}
 	r.WorkflowID = workflowID.String
 	r.TaskID, r.Executor, r.TriggerID = taskID.String, executor.String, triggerID.String
+	r.TraceParent, r.TraceState = tp.String, ts.String
 	r.LeaseUntil = fromNullMicros(until)
 	r.CreatedAt = fromMicros(created)
 	r.UpdatedAt = fromMicros(updated)
@@ -53,10 +56,11 @@ func (d driver) RunInsert(ctx context.Context, p *store.RunInsertParams) (store.
 		finished = micros(*run.FinishedAt)
 	}
 	_, err := d.s.writer.ExecContext(ctx,
-		`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?, ?, ?)`,
+		`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		run.ID, run.WorkspaceID, nullString(run.WorkflowID), run.WorkflowVersion, string(run.Definition),
 		run.Status, nullJSON(run.Input), nullJSON(run.Output), run.Error, run.WaitingNode,
-		micros(run.CreatedAt), micros(run.UpdatedAt), finished, nullString(run.TaskID), nullString(run.Executor), nullString(run.TriggerID))
+		micros(run.CreatedAt), micros(run.UpdatedAt), finished, nullString(run.TaskID), nullString(run.Executor), nullString(run.TriggerID),
+		nullString(run.TraceParent), nullString(run.TraceState))
 	if err != nil {
 		return store.Run{}, mapErr(err)
 	}

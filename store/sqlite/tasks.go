@@ -148,13 +148,20 @@ func (d driver) TaskTransition(ctx context.Context, p *store.TaskTransitionParam
 				assignee_user_id = coalesce(?, assignee_user_id), updated_at = ?
 			WHERE workspace_id = ? AND id = ? AND status IN (?`+strings.Repeat(", ?", len(p.From)-1)+`)
 			RETURNING `+taskColumns, args...))
-		if err != nil || p.Event == nil {
+		if err != nil {
 			return err
 		}
-		e := *p.Event
-		e.CreatedAt = p.Now
-		_, err = insertTaskEvent(ctx, tx, p.WorkspaceID, p.ID, e)
-		return err
+		if p.Event != nil {
+			e := *p.Event
+			e.CreatedAt = p.Now
+			if _, err := insertTaskEvent(ctx, tx, p.WorkspaceID, p.ID, e); err != nil {
+				return err
+			}
+		}
+		if p.Notification != nil {
+			return insertNotification(ctx, tx, *p.Notification)
+		}
+		return nil
 	})
 	return t, mapErr(err)
 }
@@ -447,20 +454,27 @@ func scanNotification(sc scanner) (store.Notification, error) {
 // no row inserted is ErrNotFound; an unknown workspace fails the foreign
 // key.
 func (d driver) NotificationInsert(ctx context.Context, p *store.NotificationInsertParams) error {
-	n := p.Notification
+	return mapErr(insertNotification(ctx, d.s.writer, p.Notification))
+}
+
+// insertNotification inserts n through db (the writer, or a write
+// transaction), checking its task in the statement.
+func insertNotification(ctx context.Context, db interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, n store.Notification) error {
 	var sendAt any
 	if n.SendAt != nil {
 		sendAt = micros(*n.SendAt)
 	}
 	task := nullString(n.TaskID)
-	res, err := d.s.writer.ExecContext(ctx,
+	res, err := db.ExecContext(ctx,
 		`INSERT INTO notifications (`+notificationColumns+`)
 		SELECT ?, ?, ?, ?, ?, ?, ?, 'pending', '', ?, NULL, ?
 		WHERE ? IS NULL OR EXISTS (SELECT 1 FROM tasks WHERE id = ? AND workspace_id = ?)`,
 		n.ID, n.WorkspaceID, task, n.Channel, n.Target, n.Kind, nullJSON(n.Payload), sendAt, micros(n.CreatedAt),
 		task, task, n.WorkspaceID)
 	if err != nil {
-		return mapErr(err)
+		return err
 	}
 	if rowsAffected(res) != nil {
 		return fmt.Errorf("%w: task %s does not exist in the workspace", store.ErrNotFound, n.TaskID)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/store"
 )
@@ -139,6 +140,11 @@ func (d driver) TriggerFireUpdate(ctx context.Context, p *store.TriggerFireParam
 func (d driver) TriggerFireList(ctx context.Context, workspaceID, triggerID string, limit int) ([]store.TriggerFire, error) {
 	return queryList(ctx, d.s.reader, scanFire, `SELECT `+fireColumns+` FROM trigger_fires WHERE workspace_id = ? AND trigger_id = ?
 		ORDER BY tick DESC LIMIT ?`, workspaceID, triggerID, limit)
+}
+
+func (d driver) TriggerFireListUnstarted(ctx context.Context, before time.Time, limit int) ([]store.TriggerFire, error) {
+	return queryList(ctx, d.s.reader, scanFire, `SELECT `+fireColumns+` FROM trigger_fires
+		WHERE run_id = '' AND error = '' AND created_at < ? ORDER BY created_at, trigger_id, tick LIMIT ?`, micros(before), limit)
 }
 
 func (d driver) TriggerDeliveryInsert(ctx context.Context, p *store.TriggerDeliveryParams) error {

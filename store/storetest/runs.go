@@ -108,6 +108,71 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		wantErr(t, "Get(unknown)", err, store.ErrNotFound)
 	})
 
+	// The trace context a run was started with is what every read and the
+	// executor's Claim return, so that whichever
+	// process executes the run continues the starting request's trace.
+	t.Run("TraceContext", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		st := open(t)
+		a := mustWorkspace(t, st, "a")
+		runs := st.Runs()
+		const (
+			tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+			ts = "vendor=opaque,other=1"
+		)
+		r, err := runs.Create(ctx, store.Run{WorkspaceID: a.ID, Definition: testDefinition, TraceParent: tp, TraceState: ts})
+		if err != nil {
+			t.Fatalf("Create = %v", err)
+		}
+		plain := mustRun(t, st, a.ID)
+		check := func(what string, got store.Run) {
+			t.Helper()
+			if got.TraceParent != tp || got.TraceState != ts {
+				t.Errorf("%s: trace context %q %q, want %q %q", what, got.TraceParent, got.TraceState, tp, ts)
+			}
+		}
+		check("Create", r)
+		got, err := runs.Get(ctx, a.ID, r.ID)
+		if err != nil {
+			t.Fatalf("Get = %v", err)
+		}
+		check("Get", got)
+		list, err := runs.List(ctx, a.ID, store.RunFilter{})
+		if err != nil {
+			t.Fatalf("List = %v", err)
+		}
+		for _, l := range list {
+			switch l.ID {
+			case r.ID:
+				check("List", l)
+			case plain.ID:
+				if l.TraceParent != "" || l.TraceState != "" {
+					t.Errorf("List: a run created without a trace context has %q %q", l.TraceParent, l.TraceState)
+				}
+			}
+		}
+		live, err := runs.Live(ctx)
+		if err != nil {
+			t.Fatalf("Live = %v", err)
+		}
+		found := false
+		for _, l := range live {
+			if l.ID == r.ID {
+				found = true
+				check("Live", l)
+			}
+		}
+		if !found {
+			t.Errorf("Live lacks the queued run %s", r.ID)
+		}
+		claimed, err := runs.Claim(ctx, a.ID, r.ID, "exec-1", time.Hour, false)
+		if err != nil {
+			t.Fatalf("Claim = %v", err)
+		}
+		check("Claim", claimed)
+	})
+
 	t.Run("CreateErrors", func(t *testing.T) {
 		t.Parallel()
 		ctx := t.Context()
@@ -123,8 +188,24 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		if _, err := runs.Create(ctx, dup); err != nil {
 			t.Fatalf("Create(with id) = %v", err)
 		}
-		_, err := runs.Create(ctx, dup)
+		stored, err := runs.Get(ctx, a.ID, dup.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A second create of the id (another process naming the same
+		// run) is refused and changes nothing, even from another
+		// workspace.
+		again := dup
+		again.Input, again.Status, again.TriggerID = json.RawMessage(`{"second":true}`), store.RunSucceeded, "t2"
+		_, err = runs.Create(ctx, again)
 		wantErr(t, "Create(duplicate id)", err, store.ErrConflict)
+		elsewhere := again
+		elsewhere.WorkspaceID = mustWorkspace(t, st, "elsewhere").ID
+		_, err = runs.Create(ctx, elsewhere)
+		wantErr(t, "Create(duplicate id, other workspace)", err, store.ErrConflict)
+		if got, err := runs.Get(ctx, a.ID, dup.ID); err != nil || !cmp.Equal(stored, got, jsonEqual) {
+			t.Errorf("after duplicate creates, Get = %+v, %v; want the first run unchanged: %+v", got, err, stored)
+		}
 		orphan := ok
 		orphan.WorkspaceID = store.NewID()
 		_, err = runs.Create(ctx, orphan)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -1058,6 +1059,74 @@ func testNotifications(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		if list, err := st.Notifications().List(ctx, b.ID, store.NotificationFilter{}); err != nil || len(list) != 0 {
 			t.Errorf("List of b = %d, %v; want none", len(list), err)
+		}
+	})
+
+	t.Run("QueuedByTransition", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		st := open(t)
+		a, b := mustWorkspace(t, st, "a"), mustWorkspace(t, st, "b")
+		task := mustTask(t, st, a.ID, "answer me")
+		queued := func() []store.Notification {
+			t.Helper()
+			list, err := st.Notifications().List(ctx, a.ID, store.NotificationFilter{TaskID: task.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return list
+		}
+		answer := &store.Notification{Target: "U4af4980629", Kind: "result", Payload: json.RawMessage(`{"text": "済みました"}`)}
+		// Refused transitions queue nothing: a status the task is not in,
+		// another workspace, a bad notification, one naming another task.
+		_, err := st.Tasks().Transition(ctx, a.ID, task.ID, []store.TaskStatus{store.TaskRunning}, store.TaskDone, store.TaskUpdate{Notification: answer})
+		wantErr(t, "Transition from a status the task is not in", err, store.ErrConflict)
+		_, err = st.Tasks().Transition(ctx, b.ID, task.ID, []store.TaskStatus{store.TaskOpen}, store.TaskDone, store.TaskUpdate{Notification: answer})
+		wantErr(t, "Transition from another workspace", err, store.ErrNotFound)
+		for name, bad := range map[string]*store.Notification{
+			"no target":    {Kind: "result"},
+			"bad payload":  {Target: "U", Kind: "result", Payload: json.RawMessage(`{`)},
+			"another task": {Target: "U", Kind: "result", TaskID: store.NewID()},
+			"another ws":   {Target: "U", Kind: "result", WorkspaceID: b.ID},
+		} {
+			_, err := st.Tasks().Transition(ctx, a.ID, task.ID, []store.TaskStatus{store.TaskOpen}, store.TaskDone, store.TaskUpdate{Notification: bad})
+			wantErr(t, "Transition with a notification with "+name, err, store.ErrInvalid)
+		}
+		if got, _ := st.Tasks().Get(ctx, a.ID, task.ID); got.Status != store.TaskOpen || len(queued()) != 0 {
+			t.Fatalf("refused transitions left the task %s with %d notifications; want open with none", got.Status, len(queued()))
+		}
+
+		before := time.Now()
+		done, err := st.Tasks().Transition(ctx, a.ID, task.ID, []store.TaskStatus{store.TaskOpen}, store.TaskDone,
+			store.TaskUpdate{Event: &store.TaskEvent{Type: store.TaskEventCompleted, Actor: "system:task"}, Notification: answer})
+		if err != nil {
+			t.Fatalf("Transition with a notification = %v", err)
+		}
+		list := queued()
+		if len(list) != 1 {
+			t.Fatalf("%d notifications after the transition, want 1", len(list))
+		}
+		n := list[0]
+		want := store.Notification{ID: n.ID, WorkspaceID: a.ID, TaskID: task.ID, Channel: "line", Target: "U4af4980629", Kind: "result",
+			Payload: answer.Payload, Status: store.NotificationPending}
+		if diff := cmp.Diff(want, n, jsonEqual, cmpIgnore("CreatedAt")); diff != "" {
+			t.Errorf("queued notification (-want +got):\n%s", diff)
+		}
+		checkStamp(t, "CreatedAt", n.CreatedAt, before, time.Now())
+		if n.ID == "" || answer.ID != "" || answer.WorkspaceID != "" {
+			t.Errorf("notification id %q; the caller's notification was changed: %+v", n.ID, answer)
+		}
+		if due, err := st.Notifications().Due(ctx, time.Now(), 100); err != nil || !slices.ContainsFunc(due, func(d store.Notification) bool { return d.ID == n.ID }) {
+			t.Errorf("Due = %d, %v; want the queued notification among them", len(due), err)
+		}
+		if done.Status != store.TaskDone || len(eventLines(t, st, a.ID, task.ID)) != 2 {
+			t.Errorf("task %s with events %v; want done with its completed event", done.Status, eventLines(t, st, a.ID, task.ID))
+		}
+		// A repeated settle conflicts and queues no second answer.
+		_, err = st.Tasks().Transition(ctx, a.ID, task.ID, []store.TaskStatus{store.TaskOpen, store.TaskRunning}, store.TaskDone, store.TaskUpdate{Notification: answer})
+		wantErr(t, "second settle", err, store.ErrConflict)
+		if len(queued()) != 1 {
+			t.Errorf("%d notifications after a conflicting settle, want 1", len(queued()))
 		}
 	})
 

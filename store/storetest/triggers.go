@@ -195,6 +195,76 @@ func testTriggers(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("Unstarted", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		st := open(t)
+		a, b := mustWorkspace(t, st, "a"), mustWorkspace(t, st, "b")
+		tr := st.Triggers()
+		ta, err := tr.Create(ctx, store.Trigger{WorkspaceID: a.ID, Name: "s", Kind: store.TriggerSchedule, Agent: "x", Schedule: "* * * * * *", Enabled: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, err := tr.Create(ctx, store.Trigger{WorkspaceID: b.ID, Name: "s", Kind: store.TriggerSchedule, Agent: "x", Schedule: "* * * * * *", Enabled: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tick := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		fire := func(tg store.Trigger, at time.Time) store.TriggerFire {
+			t.Helper()
+			f, won, err := tr.Fire(ctx, store.TriggerFire{WorkspaceID: tg.WorkspaceID, TriggerID: tg.ID, Tick: at, Owner: "p1"})
+			if err != nil || !won {
+				t.Fatalf("Fire(%s at %v) = %v, %v", tg.ID, at, won, err)
+			}
+			return f
+		}
+		before := time.Now().Add(-time.Second)
+		// Created in this order: a's two ticks, then b's, then a's
+		// third; one of a's gets its run and one its error.
+		open1 := fire(ta, tick.Add(time.Second))
+		done := fire(ta, tick)
+		openB := fire(tb, tick)
+		failed := fire(ta, tick.Add(2*time.Second))
+		done.RunID = "run1"
+		if err := tr.FireDone(ctx, done); err != nil {
+			t.Fatal(err)
+		}
+		failed.Error = "workflow is gone"
+		if err := tr.FireDone(ctx, failed); err != nil {
+			t.Fatal(err)
+		}
+		after := time.Now().Add(time.Second)
+
+		got, err := tr.Unstarted(ctx, after, 0)
+		if err != nil {
+			t.Fatalf("Unstarted = %v", err)
+		}
+		if diff := cmp.Diff([]store.TriggerFire{open1, openB}, got); diff != "" {
+			t.Errorf("Unstarted (-want +got): the fires of every workspace with no run and no error, oldest first:\n%s", diff)
+		}
+		if got, err := tr.Unstarted(ctx, after, 1); err != nil || len(got) != 1 || got[0].TriggerID != ta.ID || !got[0].Tick.Equal(open1.Tick) {
+			t.Errorf("Unstarted(limit 1) = %+v, %v; want the oldest open fire", got, err)
+		}
+		if got, err := tr.Unstarted(ctx, before, 0); err != nil || len(got) != 0 {
+			t.Errorf("Unstarted(before they were created) = %+v, %v; want none", got, err)
+		}
+		// before is exclusive: cut at b's fire, only a's older one is left.
+		if got, err := tr.Unstarted(ctx, openB.CreatedAt, 0); err != nil || len(got) != 1 || got[0].TriggerID != ta.ID {
+			t.Errorf("Unstarted(before b's fire was created) = %+v, %v; want a's open fire alone", got, err)
+		}
+
+		open1.RunID = "run2"
+		if err := tr.FireDone(ctx, open1); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Delete(ctx, b.ID, tb.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := tr.Unstarted(ctx, after, 0); err != nil || len(got) != 0 {
+			t.Errorf("Unstarted after the run was recorded and b's trigger deleted = %+v, %v; want none", got, err)
+		}
+	})
+
 	t.Run("Deliveries", func(t *testing.T) {
 		t.Parallel()
 		ctx := t.Context()
