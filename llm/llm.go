@@ -165,6 +165,10 @@ type Usage struct {
 	OutputTokens int `json:"output_tokens"`
 	// CachedTokens is the part of InputTokens served from the provider's prompt cache.
 	CachedTokens int `json:"cached_tokens"`
+	// CacheWriteTokens is the part of InputTokens written to the
+	// provider's prompt cache (Anthropic charges them above the input
+	// price; OpenAI reports none).
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 }
 
 // Add returns the sum of u and o.
@@ -173,6 +177,8 @@ func (u Usage) Add(o Usage) Usage {
 		InputTokens:  u.InputTokens + o.InputTokens,
 		OutputTokens: u.OutputTokens + o.OutputTokens,
 		CachedTokens: u.CachedTokens + o.CachedTokens,
+
+		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens,
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/budget"
 	"github.com/agentcraftlab/agentcraft/catalog"
 	"github.com/agentcraftlab/agentcraft/internal/metrics"
+	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/pricing"
 	"github.com/agentcraftlab/agentcraft/provider"
@@ -270,6 +271,15 @@ func (p *Platform) RecordUsage(r store.UsageRecord) { p.usage.record(r) }
 
 // Pricing is the price table usage records are priced with.
 func (p *Platform) Pricing() *pricing.Table { return p.pricing }
+
+// Cost prices usage of provider's model by the price table: cache reads
+// at the cached price, cache writes at the write price, the rest of the
+// input at the input price. ok is false for a model the table does not
+// price (the cost is 0).
+func (p *Platform) Cost(provider, model string, u llm.Usage) (c pricing.Money, ok bool) {
+	return p.pricing.Cost(provider, model, pricing.Tokens{Input: u.InputTokens, Cached: u.CachedTokens,
+		CacheWrite: u.CacheWriteTokens, Output: u.OutputTokens})
+}
 
 // Budgets checks and counts the workspaces' monthly budgets; the run seam
 // calls its Check before every run, the API reads and sets them.

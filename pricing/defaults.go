@@ -1,5 +1,7 @@
 package pricing
 
+import "strings"
+
 // Defaults is the built-in price table, in USD per million tokens, keyed
 // "provider/model" with the provider names AgentCraft detects ("openai",
 // "anthropic").
@@ -7,16 +9,25 @@ package pricing
 // The prices are the list prices of the vendors' public pricing pages
 // (openai.com/api/pricing, anthropic.com/pricing, docs.anthropic.com
 // "Pricing") as of 2025; CachedInput is OpenAI's "cached input" and
-// Anthropic's "cache read" price. They are a starting point, not a bill:
-// vendors change prices, negotiated and batch prices differ, and
-// Anthropic's cache writes (1.25× input) are charged here as plain input.
+// Anthropic's "cache read" price, CacheWrite Anthropic's 5-minute "cache
+// write" (1.25× input; the 1-hour cache's 2× is not told apart by the
+// API's usage, so it is priced as the 5-minute one). They are a starting
+// point, not a bill: vendors change prices, and negotiated and batch
+// prices differ.
 // Operators should check them and override or extend them in
 // agentcraft.yaml (pricing.models); a model that is not priced costs 0 and
 // is counted as unpriced, never guessed.
 func Defaults() map[string]Price {
 	out := make(map[string]Price, len(defaultPrices))
 	for k, v := range defaultPrices {
-		out[k] = Price{Input: mustMoney(v[0]), CachedInput: mustMoney(v[1]), Output: mustMoney(v[2])}
+		p := Price{Input: mustMoney(v[0]), CachedInput: mustMoney(v[1]), Output: mustMoney(v[2])}
+		if strings.HasPrefix(k, "anthropic/") {
+			// Anthropic charges a 5-minute cache write at 1.25× input,
+			// on every model (prices have at most two decimals, so this
+			// is exact).
+			p.CacheWrite = p.Input + p.Input/4
+		}
+		out[k] = p
 	}
 	return out
 }

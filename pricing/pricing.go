@@ -15,6 +15,7 @@
 package pricing
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -30,14 +31,20 @@ type Price struct {
 	// prompt cache; zero means the model has no cache discount and cached
 	// tokens cost Input.
 	CachedInput Money `json:"cached_input" yaml:"cached_input"`
+	// CacheWrite is charged for input tokens written to the provider's
+	// prompt cache (Anthropic: 1.25× input for the 5-minute cache); zero
+	// means they cost Input.
+	CacheWrite Money `json:"cache_write" yaml:"cache_write"`
 	// Output is charged for every output token (reasoning included).
 	Output Money `json:"output" yaml:"output"`
 }
 
 // Tokens are the counts one request is charged for. Cached is the part of
-// Input served from the cache, as llm.Usage reports it.
+// Input served from the cache and CacheWrite the part written to it, as
+// llm.Usage reports them.
 type Tokens struct {
 	Input, Cached, Output int
+	CacheWrite            int
 }
 
 // perMillion is tokens × price-per-million without overflowing int64 for
@@ -54,15 +61,16 @@ func perMillion(tokens int, price Money) Money {
 	return Money(m)*price + (Money(r)*price+500_000)/1_000_000
 }
 
-// Cost is what t costs at p: cached input at CachedInput (Input when
-// that is zero), the rest of the input at Input, output at Output.
+// Cost is what t costs at p: cached input at CachedInput, input written
+// to the cache at CacheWrite (each at Input when zero), the rest of the
+// input at Input, output at Output. Cached and CacheWrite are capped at
+// what Input holds.
 func (p Price) Cost(t Tokens) Money {
-	cached := min(max(t.Cached, 0), max(t.Input, 0))
-	cachedPrice := p.CachedInput
-	if cachedPrice == 0 {
-		cachedPrice = p.Input
-	}
-	return perMillion(t.Input-cached, p.Input) + perMillion(cached, cachedPrice) + perMillion(t.Output, p.Output)
+	input := max(t.Input, 0)
+	cached := min(max(t.Cached, 0), input)
+	written := min(max(t.CacheWrite, 0), input-cached)
+	return perMillion(input-cached-written, p.Input) + perMillion(cached, cmp.Or(p.CachedInput, p.Input)) +
+		perMillion(written, cmp.Or(p.CacheWrite, p.Input)) + perMillion(t.Output, p.Output)
 }
 
 // Table prices models. The zero Table prices nothing. It is safe for
@@ -99,7 +107,7 @@ func New(base, over map[string]Price, currency string) (*Table, error) {
 		if key == "" || strings.HasPrefix(key, "/") || strings.HasSuffix(key, "/") {
 			return nil, fmt.Errorf("pricing: models[%q]: name a model as \"provider/model\" (openai/gpt-4o) or a bare model (gpt-4o)", k)
 		}
-		if p.Input < 0 || p.CachedInput < 0 || p.Output < 0 {
+		if p.Input < 0 || p.CachedInput < 0 || p.CacheWrite < 0 || p.Output < 0 {
 			return nil, fmt.Errorf("pricing: models[%q]: prices must be zero or more", k)
 		}
 		t.prices[key] = p

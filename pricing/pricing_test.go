@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -56,6 +57,10 @@ func TestDefaults(t *testing.T) {
 		if p.Input <= 0 || p.Output <= 0 || p.CachedInput > p.Input {
 			t.Errorf("default %s = %+v: want positive prices, cached at most input", k, p)
 		}
+		// Anthropic's cache writes are 1.25× input; OpenAI charges none.
+		if want := map[bool]Money{true: p.Input * 5 / 4}[strings.HasPrefix(k, "anthropic/")]; p.CacheWrite != want || p.Input*5%4 != 0 {
+			t.Errorf("default %s cache write = %v; want %v (exactly 1.25× input for Anthropic, none for OpenAI)", k, p.CacheWrite, want)
+		}
 	}
 }
 
@@ -81,6 +86,10 @@ func TestLookupAndCost(t *testing.T) {
 		{"openai", "gpt-4o-mini", Tokens{Input: 1_000_000, Output: 1_000_000}, 750_000_000, true},
 		{"anthropic", "claude-sonnet-4-20250514", Tokens{Input: 10_000, Cached: 5_000, Output: 1_000}, 5000*3000 + 5000*300 + 1000*15000, true},
 		{"anthropic", "claude-3-5-haiku-latest", Tokens{Input: 1_000}, 800_000, true},
+		// Cache writes at 1.25× input ($3.75/M for Sonnet 4): 2000 read ×
+		// 0.30 + 3000 written × 3.75 + 5000 plain × 3.00 + 100 out × 15.
+		{"anthropic", "claude-sonnet-4-5", Tokens{Input: 10_000, Cached: 2_000, CacheWrite: 3_000, Output: 100},
+			2000*300 + 3000*3750 + 5000*3000 + 100*15000, true},
 		// A bare key prices the model on any provider.
 		{"ollama", "llama3", Tokens{Input: 10, Output: 10}, 2000, true},
 		// Unknown: zero, unpriced.
@@ -106,6 +115,14 @@ func TestLookupAndCost(t *testing.T) {
 	if got := (Price{Input: Unit}).Cost(Tokens{Input: 1_000_000, Cached: 2_000_000}); got != Unit {
 		t.Errorf("cached without cached price = %v; want 1.00", got)
 	}
+	// Writes are capped at the input the reads left; a zero write price
+	// is the input price.
+	if got := (Price{Input: Unit, CachedInput: Unit / 10, CacheWrite: 2 * Unit}).Cost(Tokens{Input: 1_000_000, Cached: 600_000, CacheWrite: 900_000}); got != Unit/10*6/10+2*Unit*4/10 {
+		t.Errorf("writes beyond the input = %v; want 0.06 + 0.80", got)
+	}
+	if got := (Price{Input: Unit}).Cost(Tokens{Input: 1_000_000, CacheWrite: 1_000_000}); got != Unit {
+		t.Errorf("writes without a write price = %v; want 1.00", got)
+	}
 }
 
 func TestNewRefuses(t *testing.T) {
@@ -115,8 +132,10 @@ func TestNewRefuses(t *testing.T) {
 	if _, err := New(nil, map[string]Price{"openai/": {}}, ""); err == nil {
 		t.Error(`New(models["openai/"]) = nil error`)
 	}
-	if _, err := New(nil, map[string]Price{"m": {Input: -1}}, "EUR"); err == nil {
-		t.Error("New(negative) = nil error")
+	for _, p := range []Price{{Input: -1}, {CachedInput: -1}, {CacheWrite: -1}, {Output: -1}} {
+		if _, err := New(nil, map[string]Price{"m": p}, "EUR"); err == nil {
+			t.Errorf("New(%+v) = nil error; want a negative price refused", p)
+		}
 	}
 }
 

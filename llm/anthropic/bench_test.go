@@ -45,14 +45,7 @@ func BenchmarkStream(b *testing.B) {
 	}
 	want := strings.Repeat("tok ", 200)
 	transcript := streamTranscript(b, llmtest.Turn{Chunks: chunks, Usage: llm.Usage{InputTokens: 50, OutputTokens: 200}})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write(transcript)
-	}))
-	b.Cleanup(srv.Close)
-	req := userRequest("go")
-	req.Model = "claude-bench"
+	srv, req := answerServer(b, "text/event-stream", transcript)
 
 	b.Run("adapter", func(b *testing.B) {
 		c, err := anthropic.New(&anthropic.Options{BaseURL: srv.URL, APIKey: "k"})
@@ -96,4 +89,78 @@ func BenchmarkStream(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkGenerate decodes one whole answer (text and two tool calls).
+// "adapter" is this package; "sdk" is the SDK's Messages.New over the
+// same bytes, what Generate cost when it let the SDK send and decode.
+func BenchmarkGenerate(b *testing.B) {
+	turn := llmtest.Turn{
+		Text: strings.Repeat("tok ", 200),
+		ToolCalls: []llm.ToolCall{
+			{ID: "toolu_1", Name: "search", Arguments: `{"q":"go generics","limit":5}`},
+			{ID: "toolu_2", Name: "fetch", Arguments: `{"url":"https://go.dev/doc"}`},
+		},
+		Usage: llm.Usage{InputTokens: 50, OutputTokens: 230, CachedTokens: 20},
+	}
+	fake := llmtest.NewAnthropic(b, turn)
+	resp, err := http.Post(fake.URL+"/v1/messages", "application/json",
+		strings.NewReader(`{"model":"claude-bench","max_tokens":1024,"messages":[{"role":"user","content":"go"}]}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	answer, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, req := answerServer(b, "application/json", answer)
+
+	b.Run("adapter", func(b *testing.B) {
+		c, err := anthropic.New(&anthropic.Options{BaseURL: srv.URL, APIKey: "k"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			resp, err := c.Generate(b.Context(), req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(resp.Message.ToolCalls) != 2 || resp.Message.Text() != turn.Text {
+				b.Fatalf("answer %+v", resp.Message)
+			}
+		}
+	})
+	b.Run("sdk", func(b *testing.B) {
+		client := sdk.NewClient(option.WithoutEnvironmentDefaults(), option.WithBaseURL(srv.URL),
+			option.WithAPIKey("k"), option.WithMaxRetries(0), option.WithHTTPClient(http.DefaultClient))
+		params := sdk.MessageNewParams{Model: "claude-bench", MaxTokens: 4096,
+			Messages: []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock("go"))}}
+		b.ReportAllocs()
+		for b.Loop() {
+			msg, err := client.Messages.New(b.Context(), params)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(msg.Content) != 3 {
+				b.Fatalf("%d content blocks", len(msg.Content))
+			}
+		}
+	})
+}
+
+// answerServer answers every request with body as contentType, the bytes
+// the adapter and the SDK both read, and returns it with the request the
+// benchmarks send.
+func answerServer(b *testing.B, contentType string, body []byte) (*httptest.Server, llm.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", contentType)
+		w.Write(body)
+	}))
+	b.Cleanup(srv.Close)
+	req := userRequest("go")
+	req.Model = "claude-bench"
+	return srv, req
 }

@@ -1,16 +1,106 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-
 	"github.com/agentcraftlab/agentcraft/llm"
 )
+
+// responseError is an error the API answered with: an HTTP status of 400
+// or more, or an error event inside a 200 stream. Its text names the
+// request, status, request id and body, as the SDK's did; never a header
+// value, so no credential.
+type responseError struct {
+	Method     string
+	URL        string
+	StatusCode int
+	RequestID  string
+	// Header is the response's, for Retry-After.
+	Header http.Header
+	// Type and Message are error.type and error.message of a JSON body
+	// {"type":"error","error":{"type":...,"message":...}}; empty when the
+	// body is something else (a proxy's HTML page).
+	Type    string
+	Message string
+	// Body is the body as received, cut to maxErrorText.
+	Body []byte
+}
+
+// maxErrorBody bounds how much of an error answer is read, and
+// maxErrorText how much of it goes into the error's text: a proxy's error
+// page can be large, and the text ends up in logs.
+const (
+	maxErrorBody = 64 << 10
+	maxErrorText = 2 << 10
+)
+
+func (e *responseError) Error() string {
+	msg := fmt.Sprintf("%d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.URL != "" {
+		msg = fmt.Sprintf("%s %q: %s", e.Method, e.URL, msg)
+	}
+	if e.RequestID != "" {
+		msg += fmt.Sprintf(" (Request-ID: %s)", e.RequestID)
+	}
+	if len(e.Body) > 0 {
+		msg += " " + string(e.Body)
+	}
+	return msg
+}
+
+// parse fills Type, Message and Body from an error body.
+func (e *responseError) parse(body []byte) {
+	body = bytes.TrimSpace(body)
+	var wire struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	// Anything else than the documented object leaves Type and Message
+	// empty; the status still says what happened.
+	if json.Unmarshal(body, &wire) == nil {
+		e.Type, e.Message = wire.Error.Type, wire.Error.Message
+	}
+	if len(body) > maxErrorText {
+		body = append(body[:maxErrorText:maxErrorText], "…"...)
+	}
+	e.Body = body
+}
+
+// readError reads the error answer res into a *responseError.
+func readError(res *http.Response) *responseError {
+	e := newResponseError(res)
+	// A body that breaks off still leaves the status to judge by.
+	body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	e.parse(body)
+	return e
+}
+
+// streamError is the API error an error event carries; its status is the
+// stream's 200, and apiError derives the real one from the error type.
+func streamError(res *http.Response, data []byte) error {
+	e := newResponseError(res)
+	e.parse(data)
+	return e
+}
+
+// newResponseError holds what the response says about itself: status,
+// request id, headers, and the request it answers.
+func newResponseError(res *http.Response) *responseError {
+	e := &responseError{StatusCode: res.StatusCode, RequestID: res.Header.Get("Request-Id"), Header: res.Header}
+	if res.Request != nil {
+		e.Method, e.URL = res.Request.Method, res.Request.URL.String()
+	}
+	return e
+}
 
 // wrap turns an error of one API call into an *llm.Error whose Kind,
 // Status and RetryAfter the retry middleware can judge.
@@ -18,7 +108,7 @@ func (c *Client) wrap(ctx context.Context, op string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return c.contextError(op, ctxErr, err)
 	}
-	var apiErr *anthropic.Error
+	var apiErr *responseError
 	if errors.As(err, &apiErr) {
 		return c.apiError(op, apiErr)
 	}
@@ -32,7 +122,7 @@ func (c *Client) wrap(ctx context.Context, op string, err error) error {
 // wrapStream is wrap for an error met while streaming. Once message_start
 // arrived, a broken connection is an incomplete stream.
 func (c *Client) wrapStream(ctx context.Context, err error, started bool) error {
-	var apiErr *anthropic.Error
+	var apiErr *responseError
 	if !started || ctx.Err() != nil || errors.As(err, &apiErr) || errors.Is(err, context.DeadlineExceeded) {
 		return c.wrap(ctx, streamOp, err)
 	}
@@ -61,34 +151,29 @@ func (c *Client) contextError(op string, ctxErr, err error) error {
 	return &llm.Error{Kind: kind, Provider: c.name, Message: msg, Err: wrapped}
 }
 
-// apiError maps an error the API answered with: an HTTP error status, or
-// an error event inside a 200 stream, whose status is derived from the
-// error type (overloaded_error is 529) so that retry policy treats both
-// alike.
-func (c *Client) apiError(op string, apiErr *anthropic.Error) error {
-	typ := string(apiErr.Type())
+// apiError maps an error the API answered with. An error event inside a
+// 200 stream gets the status its error type stands for (overloaded_error
+// is 529), so that retry policy treats both alike.
+func (c *Client) apiError(op string, apiErr *responseError) error {
 	status := apiErr.StatusCode
 	if status < 400 {
-		status = statusForType(typ)
+		status = statusForType(apiErr.Type)
 	}
 	msg := apiErr.Message
 	if msg == "" {
-		msg = typ
+		msg = apiErr.Type
 	}
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	e := &llm.Error{
-		Kind:     llm.KindForStatus(status),
-		Provider: c.name,
-		Status:   status,
-		Message:  msg,
-		Err:      fmt.Errorf("anthropic: %s: %w", op, apiErr),
+	return &llm.Error{
+		Kind:       llm.KindForStatus(status),
+		Provider:   c.name,
+		Status:     status,
+		Message:    msg,
+		RetryAfter: llm.RetryAfter(apiErr.Header, time.Now()),
+		Err:        fmt.Errorf("anthropic: %s: %w", op, apiErr),
 	}
-	if apiErr.Response != nil {
-		e.RetryAfter = llm.RetryAfter(apiErr.Response.Header, time.Now())
-	}
-	return e
 }
 
 // statusForType is the HTTP status Anthropic documents for an error type.

@@ -3,13 +3,11 @@ package anthropic
 import (
 	"testing"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-
 	"github.com/agentcraftlab/agentcraft/llm"
 )
 
 func TestFinishReason(t *testing.T) {
-	tests := map[anthropic.StopReason]llm.FinishReason{
+	tests := map[string]llm.FinishReason{
 		"end_turn":                      llm.FinishStop,
 		"stop_sequence":                 llm.FinishStop,
 		"pause_turn":                    llm.FinishStop,

@@ -10,9 +10,6 @@ import (
 	"iter"
 	"net/http"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
-
 	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/llm"
 )
@@ -22,31 +19,23 @@ const streamOp = "stream message"
 // Stream sends req with "stream": true and yields its events. Text,
 // thinking and tool-input deltas are passed on as they arrive; the
 // EventFinish comes at message_stop. Breaking out of the loop closes the
-// response body.
-//
-// The SDK sends the request and reports error statuses; the adapter
-// decodes the events itself (see the package doc for why).
+// response body. Options.Timeout bounds the whole stream.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		params, err := c.params(req)
+		body, err := c.params(req)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
 		}
-		opts := []option.RequestOption{option.WithJSONSet("stream", true)}
-		if c.timeout > 0 {
-			// The SDK hands the timer to the body: it bounds the whole stream.
-			opts = append(opts, option.WithRequestTimeout(c.timeout))
-		}
-		var res *http.Response
-		err = c.raw.Post(ctx, "v1/messages", params, &res, opts...)
-		if res != nil && res.Body != nil {
-			defer res.Body.Close()
-		}
+		body.Stream = true
+		rctx, cancel := c.withTimeout(ctx)
+		defer cancel()
+		res, err := c.post(rctx, &body, "text/event-stream")
 		if err != nil {
 			yield(llm.Event{}, c.wrap(ctx, streamOp, err))
 			return
 		}
+		defer res.Body.Close()
 		done, err := c.decode(ctx, res, yield)
 		if err != nil {
 			yield(llm.Event{}, err)
@@ -111,23 +100,6 @@ func (c *Client) decode(ctx context.Context, res *http.Response, yield func(llm.
 			return true, nil
 		}
 	}
-}
-
-// streamError is the API error an error event carries, built as the SDK
-// builds it (the status is the stream's 200; apiError derives the real
-// one from the error type).
-func streamError(res *http.Response, data []byte) error {
-	e := &anthropic.Error{
-		Request:     res.Request,
-		Response:    res,
-		StatusCode:  res.StatusCode,
-		RequestID:   res.Header.Get("request-id"),
-		WorkspaceID: res.Header.Get("anthropic-workspace-id"),
-	}
-	if e.UnmarshalJSON(data) != nil {
-		return fmt.Errorf("received error while streaming: %s", data)
-	}
-	return e
 }
 
 func snippet(b []byte) []byte {
@@ -378,7 +350,7 @@ func (s *streamState) apply(ev *wireEvent) (out []llm.Event, done bool) {
 		u := s.usage
 		out = append(out, llm.Event{
 			Type:         llm.EventFinish,
-			FinishReason: finishReason(anthropic.StopReason(s.reason)),
+			FinishReason: finishReason(s.reason),
 			Usage:        &u,
 			ID:           s.id,
 			Model:        s.model,

@@ -76,7 +76,7 @@ func TestStreamMatchesGenerate(t *testing.T) {
 			{ID: "toolu_1", Name: "a", Arguments: `{"n":1,"s":"é"}`},
 			{ID: "toolu_2", Name: "b", Arguments: `{}`},
 		},
-		Usage: llm.Usage{InputTokens: 12, OutputTokens: 34, CachedTokens: 5},
+		Usage: llm.Usage{InputTokens: 12, OutputTokens: 34, CachedTokens: 5, CacheWriteTokens: 4},
 	}
 	srv := llmtest.NewAnthropic(t, turn, turn)
 	c := newClient(t, srv, nil)
@@ -185,7 +185,7 @@ func TestStreamThinkingAndServerTools(t *testing.T) {
 		call(0, "toolu_9", "calc", ""),
 		call(0, "", "", `{"x":2}`),
 		{Type: llm.EventFinish, FinishReason: llm.FinishContentFilter, ID: "msg_1", Model: "claude-x",
-			Usage: &llm.Usage{InputTokens: 12, OutputTokens: 40, CachedTokens: 4}},
+			Usage: &llm.Usage{InputTokens: 12, OutputTokens: 40, CachedTokens: 4, CacheWriteTokens: 2}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)

@@ -21,10 +21,11 @@ import (
 // (message_start, ping, content_block_start/delta/stop per block,
 // message_delta, message_stop); any other request gets one message
 // object. Usage is written the way Anthropic counts it: input_tokens
-// excludes cache reads, so the wire carries
-// input_tokens = Usage.InputTokens - Usage.CachedTokens and
-// cache_read_input_tokens = Usage.CachedTokens, and an adapter that adds
-// cache reads back recovers Turn.Usage.
+// excludes cache reads and writes, so the wire carries
+// input_tokens = Usage.InputTokens - Usage.CachedTokens -
+// Usage.CacheWriteTokens, cache_read_input_tokens = Usage.CachedTokens and
+// cache_creation_input_tokens = Usage.CacheWriteTokens, and an adapter
+// that adds both back recovers Turn.Usage.
 //
 // Fault.AfterChunks counts content_block_delta events. When the answer has
 // fewer deltas than that, the fault strikes after the last one, before
@@ -136,9 +137,10 @@ func anthropicMessageFor(turn Turn, id, model string) anthropicMessage {
 	reason := anthropicStopReason(turn)
 	msg.StopReason = &reason
 	msg.Usage = anthropicUsage{
-		InputTokens:          turn.Usage.InputTokens - turn.Usage.CachedTokens,
-		CacheReadInputTokens: turn.Usage.CachedTokens,
-		OutputTokens:         turn.Usage.OutputTokens,
+		InputTokens:              turn.Usage.InputTokens - turn.Usage.CachedTokens - turn.Usage.CacheWriteTokens,
+		CacheReadInputTokens:     turn.Usage.CachedTokens,
+		CacheCreationInputTokens: turn.Usage.CacheWriteTokens,
+		OutputTokens:             turn.Usage.OutputTokens,
 	}
 	return msg
 }

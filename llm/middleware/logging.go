@@ -156,6 +156,9 @@ func (m *logged) logSuccess(ctx context.Context, req llm.Request, latency, first
 			slog.String("finish_reason", string(resp.FinishReason)),
 			slog.Int("tool_calls", len(resp.Message.ToolCalls)),
 			slog.String("input_preview", inputPreview(req)))
+		if resp.Usage.CacheWriteTokens > 0 {
+			attrs = append(attrs, slog.Int("cache_write_tokens", resp.Usage.CacheWriteTokens))
+		}
 		m.o.Logger.LogAttrs(ctx, slog.LevelInfo, "llm request finished", attrs...)
 	}
 	if m.o.Logger.Enabled(ctx, slog.LevelDebug) {

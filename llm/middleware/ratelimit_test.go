@@ -189,16 +189,16 @@ func TestRateLimitTimeout(t *testing.T) {
 		// refused when its turn comes, without waiting any longer.
 		m, l := limited(t, &RateLimitOptions{RPS: 1, Burst: 1, Timeout: 1500 * time.Millisecond})
 		m.Generate(context.Background(), llm.Request{})
-		errs := make(chan error, 2)
-		go func() { _, err := m.Generate(context.Background(), llm.Request{}); errs <- err }()
+		// Each waiter has its own channel: the head's answer and the
+		// second's refusal come at the same moment (the head's turn), in
+		// either order.
+		headErr, tailErr := make(chan error, 1), make(chan error, 1)
+		go func() { _, err := m.Generate(context.Background(), llm.Request{}); headErr <- err }()
 		waitQueued(t, l, 1)
-		go func() { _, err := m.Generate(context.Background(), llm.Request{}); errs <- err }()
-		var got []llm.Kind
-		for range 2 {
-			got = append(got, llm.KindOf(<-errs))
-		}
+		go func() { _, err := m.Generate(context.Background(), llm.Request{}); tailErr <- err }()
+		got := []llm.Kind{llm.KindOf(<-headErr), llm.KindOf(<-tailErr)}
 		if diff := cmp.Diff([]llm.Kind{"", llm.KindRateLimit}, got); diff != "" {
-			t.Errorf("outcomes (-want +got):\n%s", diff)
+			t.Errorf("outcomes of head and second waiter (-want +got):\n%s", diff)
 		}
 	})
 }

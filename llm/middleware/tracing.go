@@ -68,7 +68,10 @@ func (m *traced) start(ctx context.Context, req llm.Request) (context.Context, t
 		}
 		span.SetAttributes(tracing.GenAIInputMessages.String(input))
 	}
-	return ctx, span
+	// The provider's request carries this span's traceparent (provider's
+	// HTTP client is a tracing.Transport), so a model server that traces
+	// (vLLM, LiteLLM, an OpenTelemetry-instrumented gateway) continues it.
+	return tracing.InClientSpan(ctx), span
 }
 
 func (m *traced) finish(span trace.Span, resp llm.Response, err error) {
@@ -83,6 +86,9 @@ func (m *traced) finish(span trace.Span, resp llm.Response, err error) {
 	}
 	if resp.Usage.CachedTokens > 0 {
 		attrs = append(attrs, tracing.GenAIUsageCacheReadTokens.Int(resp.Usage.CachedTokens))
+	}
+	if resp.Usage.CacheWriteTokens > 0 {
+		attrs = append(attrs, tracing.GenAIUsageCacheWriteTokens.Int(resp.Usage.CacheWriteTokens))
 	}
 	if resp.Model != "" {
 		attrs = append(attrs, tracing.GenAIResponseModel.String(resp.Model))

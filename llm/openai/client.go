@@ -11,13 +11,18 @@
 //	local, err := openai.New(&openai.Options{Name: "ollama", BaseURL: "http://localhost:11434/v1"})
 //	ids, err := local.ListModels(ctx)
 //
-// The adapter speaks the wire through the official SDK
-// (github.com/openai/openai-go/v3) with the SDK's own retries turned off:
-// retrying belongs to llm/middleware, which reads the *llm.Error kinds,
-// statuses and Retry-After values this package returns. The SDK's types
-// never appear in this package's API, and the SDK's OPENAI_* environment
-// variables are never read: an API key meant for OpenAI must not leak to a
-// local server configured without one.
+// The adapter speaks the wire itself: plain structs for the request and
+// for the parts of the answer it reads, net/http, and internal/sse for
+// streams. It used to send requests through the official SDK
+// (github.com/openai/openai-go/v3), but the SDK registers every type of
+// the whole OpenAI API at start-up, and in a binary where goja, expr and
+// text/template call methods by name the linker then keeps every method of
+// every one of them: the two providers' SDKs were 64 MB of the release
+// binary, for two endpoints each (docs/architecture.md, "Footprint").
+// Nothing retries here: retrying belongs to llm/middleware, which reads
+// the *llm.Error kinds, statuses and Retry-After values this package
+// returns. No OPENAI_* environment variable is read: an API key meant for
+// OpenAI must not leak to a local server configured without one.
 //
 // Mapping notes:
 //   - Streams ask for usage (stream_options.include_usage), so the finish
@@ -36,18 +41,19 @@
 package openai
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/agentcraftlab/agentcraft/llm"
 )
@@ -105,9 +111,11 @@ type Client struct {
 	timeout time.Duration
 	// maxCompletionTokens sends MaxTokens as max_completion_tokens.
 	maxCompletionTokens bool
-	models              openai.ModelService
-	// raw sends requests whose answer the adapter reads itself (streams).
-	raw openai.Client
+	http                *http.Client
+	base                string // BaseURL without its trailing slash
+	// header is sent with every request: authorization and
+	// Options.Headers. Never written after New.
+	header http.Header
 }
 
 var _ llm.Model = (*Client)(nil)
@@ -126,30 +134,26 @@ func New(opts *Options) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("openai: new client: BaseURL %q is not an http(s) URL; use e.g. %s or http://localhost:11434/v1", base, DefaultBaseURL)
 	}
-	ropts := []option.RequestOption{
-		option.WithBaseURL(base),
-		option.WithHTTPClient(cmp.Or(o.HTTPClient, http.DefaultClient)),
-		// Retries belong to llm/middleware; an SDK retry underneath would
-		// multiply attempts and hide 429s and 5xx from it.
-		option.WithMaxRetries(0),
+	header := http.Header{}
+	for k, v := range o.Headers {
+		header.Set(k, v)
 	}
 	if o.APIKey != "" {
-		ropts = append(ropts, option.WithAPIKey(o.APIKey))
+		header.Set("Authorization", "Bearer "+o.APIKey)
 	}
-	for k, v := range o.Headers {
-		ropts = append(ropts, option.WithHeader(k, v))
-	}
-	// The services are built directly rather than through
-	// openai.NewClient, which would read OPENAI_API_KEY, OPENAI_BASE_URL
-	// and friends from the environment.
+	header.Set("User-Agent", userAgent)
 	return &Client{
 		name:                cmp.Or(o.Name, DefaultName),
 		timeout:             o.Timeout,
 		maxCompletionTokens: u.Hostname() == "api.openai.com",
-		models:              openai.NewModelService(ropts...),
-		raw:                 openai.Client{Options: ropts},
+		http:                cmp.Or(o.HTTPClient, http.DefaultClient),
+		base:                strings.TrimRight(base, "/"),
+		header:              header,
 	}, nil
 }
+
+// userAgent names the adapter to servers and gateways.
+const userAgent = "agentcraft-openai/1"
 
 // Name returns the provider configuration's name.
 func (c *Client) Name() string { return c.name }
@@ -162,8 +166,7 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 	return context.WithCancel(ctx)
 }
 
-// Generate sends req and waits for the whole answer. As in Stream, the SDK
-// sends the request and the adapter decodes the answer itself.
+// Generate sends req and waits for the whole answer.
 func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, error) {
 	const op = "create chat completion"
 	params, err := c.params(req)
@@ -173,14 +176,11 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	var rec response
-	var res *http.Response
-	err = c.raw.Post(ctx, "chat/completions", params, &res, option.WithMiddleware(rec.middleware))
-	if res != nil {
-		defer res.Body.Close()
-	}
+	res, err := c.do(ctx, http.MethodPost, "chat/completions", params, &rec)
 	if err != nil {
 		return llm.Response{}, c.wrap(ctx, op, &rec, err)
 	}
+	defer res.Body.Close()
 	var cc wireCompletion
 	if err := json.NewDecoder(res.Body).Decode(&cc); err != nil {
 		var typ *json.UnmarshalTypeError
@@ -243,10 +243,20 @@ type wireCompletion struct {
 func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
+	const op = "list models"
 	var rec response
-	page, err := c.models.List(ctx, option.WithMiddleware(rec.middleware))
+	res, err := c.do(ctx, http.MethodGet, "models", nil, &rec)
 	if err != nil {
-		return nil, c.wrap(ctx, "list models", &rec, err)
+		return nil, c.wrap(ctx, op, &rec, err)
+	}
+	defer res.Body.Close()
+	var page struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&page); err != nil {
+		return nil, c.wrap(ctx, op, &rec, fmt.Errorf("decode answer: %w", err))
 	}
 	ids := make([]string, 0, len(page.Data))
 	for _, m := range page.Data {
@@ -271,4 +281,42 @@ func finishReason(r string, hasCalls bool) llm.FinishReason {
 		return llm.FinishToolCalls
 	}
 	return llm.FinishStop
+}
+
+// do sends one API call: body (nil for none) as JSON to path under the
+// base URL. It records the response in rec; an error status is an error
+// (wrap turns it into an *llm.Error), with the body kept in rec. On
+// success the caller closes the body.
+func (c *Client) do(ctx context.Context, method, path string, body any, rec *response) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("encode request: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	hr, err := http.NewRequestWithContext(ctx, method, c.base+"/"+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(hr.Header, c.header)
+	hr.Header.Set("Accept", "application/json")
+	if r, ok := body.(*wireRequest); ok && r.Stream {
+		hr.Header.Set("Accept", "text/event-stream")
+	}
+	if body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	res, err := c.http.Do(hr)
+	if err != nil {
+		return nil, err
+	}
+	rec.status, rec.header = res.StatusCode, res.Header
+	if res.StatusCode >= 400 {
+		rec.body, _ = io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		res.Body.Close()
+		return nil, fmt.Errorf("status %d", res.StatusCode)
+	}
+	return res, nil
 }

@@ -7,14 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/agentcraftlab/agentcraft/llm"
 )
@@ -22,29 +19,14 @@ import (
 // maxErrorBody caps how much of an error response is read.
 const maxErrorBody = 64 << 10
 
-// response records the HTTP response of one call. The SDK turns an error
-// status into an error only when the body is OpenAI's {"error":{...}};
-// Ollama's {"error":"..."}, vLLM's top-level message or a proxy's HTML page
-// would lose the status, headers and message on the way. Recording them
-// under the SDK keeps every server's errors classifiable.
+// response records the HTTP response of one call: its status and
+// headers, and the body of an error response, so that every server's
+// errors are classifiable: OpenAI's {"error":{...}}, Ollama's
+// {"error":"..."}, vLLM's top-level message or a proxy's HTML page.
 type response struct {
 	status int // 0 until a response arrived
 	header http.Header
 	body   []byte // error responses only
-}
-
-func (r *response) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	res, err := next(req)
-	if err != nil || res == nil {
-		return res, err
-	}
-	r.status, r.header = res.StatusCode, res.Header
-	if res.StatusCode >= 400 && res.Body != nil {
-		r.body, _ = io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-		res.Body.Close()
-		res.Body = io.NopCloser(bytes.NewReader(r.body))
-	}
-	return res, nil
 }
 
 // wrap turns an error of one API call into an *llm.Error whose Kind,

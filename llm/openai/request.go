@@ -4,30 +4,98 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/agentcraftlab/agentcraft/llm"
 )
 
 // emptySchema stands for a tool without parameters: several compatible
 // servers reject a function definition that has none.
-var emptySchema = map[string]json.RawMessage{"type": json.RawMessage(`"object"`), "properties": json.RawMessage(`{}`)}
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// params maps req onto the SDK's request. Bad input is a KindCaller error
+// wireRequest is a Chat Completions request: the fields the adapter sends,
+// each left out when unset, as OpenAI and compatible servers expect.
+type wireRequest struct {
+	Model               string             `json:"model"`
+	Messages            []wireMessage      `json:"messages"`
+	Tools               []wireTool         `json:"tools,omitempty"`
+	ToolChoice          any                `json:"tool_choice,omitempty"` // a word or a wireNamedChoice
+	ParallelToolCalls   *bool              `json:"parallel_tool_calls,omitempty"`
+	Temperature         *float64           `json:"temperature,omitempty"`
+	TopP                *float64           `json:"top_p,omitempty"`
+	MaxTokens           int                `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
+	Stop                []string           `json:"stop,omitempty"`
+	User                string             `json:"user,omitempty"`
+	Stream              bool               `json:"stream,omitempty"`
+	StreamOptions       *wireStreamOptions `json:"stream_options,omitempty"`
+}
+
+type wireStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// wireMessage is one message; Content is a string, or a []wirePart for a
+// user message with images, or nil (left out) for an assistant turn that
+// only calls tools.
+type wireMessage struct {
+	Role       string         `json:"role"`
+	Content    any            `json:"content,omitempty"`
+	Name       string         `json:"name,omitempty"`
+	ToolCalls  []wireCallSent `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type wirePart struct {
+	Type     string        `json:"type"` // text or image_url
+	Text     string        `json:"text,omitempty"`
+	ImageURL *wireImageURL `json:"image_url,omitempty"`
+}
+
+type wireImageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
+}
+
+type wireCallSent struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // function
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type wireTool struct {
+	Type     string          `json:"type"` // function
+	Function wireFunctionDef `json:"function"`
+}
+
+type wireFunctionDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// wireNamedChoice forces one tool.
+type wireNamedChoice struct {
+	Type     string `json:"type"` // function
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+// params maps req onto the wire request. Bad input is a KindCaller error
 // naming the field.
-func (c *Client) params(req llm.Request) (openai.ChatCompletionNewParams, error) {
-	var p openai.ChatCompletionNewParams
+func (c *Client) params(req llm.Request) (*wireRequest, error) {
 	if req.Model == "" {
-		return p, c.callerError("request model is empty; set Request.Model to the provider's model id, e.g. gpt-4o-mini")
+		return nil, c.callerError("request model is empty; set Request.Model to the provider's model id, e.g. gpt-4o-mini")
 	}
-	p.Model = shared.ChatModel(req.Model)
-	p.Messages = make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages))
+	p := &wireRequest{Model: req.Model, Messages: make([]wireMessage, 0, len(req.Messages))}
 	for i, m := range req.Messages {
 		msg, err := c.message(i, m)
 		if err != nil {
-			return p, err
+			return nil, err
 		}
 		p.Messages = append(p.Messages, msg)
 	}
@@ -35,147 +103,113 @@ func (c *Client) params(req llm.Request) (openai.ChatCompletionNewParams, error)
 	names := make(map[string]bool, len(req.Tools))
 	for i, t := range req.Tools {
 		if t.Name == "" {
-			return p, c.callerError("tools[%d].name is empty; every tool needs a name", i)
+			return nil, c.callerError("tools[%d].name is empty; every tool needs a name", i)
 		}
-		// Keeping each member raw preserves the order of properties, which
-		// models follow when they write arguments.
-		var schema map[string]json.RawMessage
+		// The schema is sent as given, which keeps the order of its
+		// properties: models follow it when they write arguments.
+		schema := emptySchema
 		if len(t.Parameters) > 0 {
-			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
-				return p, c.callerError("tools[%d].parameters of %q is not a JSON Schema object: %v", i, t.Name, err)
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(t.Parameters, &obj); err != nil {
+				return nil, c.callerError("tools[%d].parameters of %q is not a JSON Schema object: %v", i, t.Name, err)
+			}
+			if obj != nil {
+				schema = t.Parameters
 			}
 		}
-		if schema == nil {
-			schema = emptySchema
-		}
-		fp := make(shared.FunctionParameters, len(schema))
-		for k, v := range schema {
-			fp[k] = v
-		}
-		def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: fp}
-		if t.Description != "" {
-			def.Description = param.NewOpt(t.Description)
-		}
-		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(def))
+		p.Tools = append(p.Tools, wireTool{Type: "function",
+			Function: wireFunctionDef{Name: t.Name, Description: t.Description, Parameters: schema}})
 		names[t.Name] = true
 	}
 	switch req.ToolChoice {
 	case "":
 	case "auto", "none", "required":
 		if len(req.Tools) > 0 {
-			p.ToolChoice.OfAuto = param.NewOpt(req.ToolChoice)
+			p.ToolChoice = req.ToolChoice
 		}
 	default:
 		if !names[req.ToolChoice] {
-			return p, c.callerError("tool_choice %q names no tool of the request; use auto, none, required or one of Request.Tools", req.ToolChoice)
+			return nil, c.callerError("tool_choice %q names no tool of the request; use auto, none, required or one of Request.Tools", req.ToolChoice)
 		}
-		p.ToolChoice = openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice})
+		named := wireNamedChoice{Type: "function"}
+		named.Function.Name = req.ToolChoice
+		p.ToolChoice = named
 	}
 	// OpenAI refuses parallel_tool_calls on a request without tools.
 	if req.ParallelToolCalls != nil && len(req.Tools) > 0 {
-		p.ParallelToolCalls = param.NewOpt(*req.ParallelToolCalls)
+		p.ParallelToolCalls = req.ParallelToolCalls
 	}
-
-	if req.Temperature != nil {
-		p.Temperature = param.NewOpt(*req.Temperature)
-	}
-	if req.TopP != nil {
-		p.TopP = param.NewOpt(*req.TopP)
-	}
+	p.Temperature, p.TopP = req.Temperature, req.TopP
 	switch {
 	case req.MaxTokens < 0:
-		return p, c.callerError("max_tokens is %d; use 0 for the provider's default or a positive count", req.MaxTokens)
-	case req.MaxTokens > 0 && c.maxCompletionTokens:
-		p.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
-	case req.MaxTokens > 0:
-		p.MaxTokens = param.NewOpt(int64(req.MaxTokens))
+		return nil, c.callerError("max_tokens is %d; use 0 for the provider's default or a positive count", req.MaxTokens)
+	case c.maxCompletionTokens:
+		p.MaxCompletionTokens = req.MaxTokens
+	default:
+		p.MaxTokens = req.MaxTokens
 	}
-	if len(req.Stop) > 0 {
-		p.Stop.OfStringArray = req.Stop
-	}
-	if req.User != "" {
-		p.User = param.NewOpt(req.User)
-	}
+	p.Stop = req.Stop
+	p.User = req.User
 	return p, nil
 }
 
 // message maps the i-th message of a request.
-func (c *Client) message(i int, m llm.Message) (openai.ChatCompletionMessageParamUnion, error) {
-	var u openai.ChatCompletionMessageParamUnion
+func (c *Client) message(i int, m llm.Message) (wireMessage, error) {
 	for j, part := range m.Content {
 		switch {
 		case part.Type == llm.PartText:
 		case part.Type == llm.PartImage && m.Role == llm.RoleUser:
 			if part.ImageURL == "" {
-				return u, c.callerError("messages[%d].content[%d].image_url is empty; give an http(s) URL or a data: URI", i, j)
+				return wireMessage{}, c.callerError("messages[%d].content[%d].image_url is empty; give an http(s) URL or a data: URI", i, j)
 			}
 		case part.Type == llm.PartImage:
-			return u, c.callerError("messages[%d].content[%d] is an image in a %s message; only user messages carry images", i, j, m.Role)
+			return wireMessage{}, c.callerError("messages[%d].content[%d] is an image in a %s message; only user messages carry images", i, j, m.Role)
 		default:
-			return u, c.callerError("messages[%d].content[%d].type %q is not text or image", i, j, part.Type)
+			return wireMessage{}, c.callerError("messages[%d].content[%d].type %q is not text or image", i, j, part.Type)
 		}
 	}
+	w := wireMessage{Role: string(m.Role), Name: m.Name}
 	switch m.Role {
 	case llm.RoleSystem:
-		s := &openai.ChatCompletionSystemMessageParam{}
-		s.Content.OfString = param.NewOpt(m.Text())
-		if m.Name != "" {
-			s.Name = param.NewOpt(m.Name)
-		}
-		u.OfSystem = s
+		w.Content = m.Text()
 	case llm.RoleUser:
-		um := &openai.ChatCompletionUserMessageParam{}
 		if textOnly(m.Content) {
-			um.Content.OfString = param.NewOpt(m.Text())
-		} else {
-			for _, part := range m.Content {
-				if part.Type == llm.PartText {
-					um.Content.OfArrayOfContentParts = append(um.Content.OfArrayOfContentParts, openai.TextContentPart(part.Text))
-					continue
-				}
-				um.Content.OfArrayOfContentParts = append(um.Content.OfArrayOfContentParts,
-					openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: part.ImageURL, Detail: part.Detail}))
+			w.Content = m.Text()
+			break
+		}
+		parts := make([]wirePart, 0, len(m.Content))
+		for _, part := range m.Content {
+			if part.Type == llm.PartText {
+				parts = append(parts, wirePart{Type: "text", Text: part.Text})
+				continue
 			}
+			parts = append(parts, wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: part.ImageURL, Detail: part.Detail}})
 		}
-		if m.Name != "" {
-			um.Name = param.NewOpt(m.Name)
-		}
-		u.OfUser = um
+		w.Content = parts
 	case llm.RoleAssistant:
-		a := &openai.ChatCompletionAssistantMessageParam{}
 		if text := m.Text(); text != "" || len(m.ToolCalls) == 0 {
-			a.Content.OfString = param.NewOpt(text)
+			w.Content = text
 		}
 		for j, tc := range m.ToolCalls {
 			if tc.ID == "" || tc.Name == "" {
-				return u, c.callerError("messages[%d].tool_calls[%d] needs both id and name", i, j)
+				return wireMessage{}, c.callerError("messages[%d].tool_calls[%d] needs both id and name", i, j)
 			}
 			args := tc.Arguments
 			if args == "" {
 				args = "{}" // strict servers reject an empty arguments string
 			}
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-					ID:       tc.ID,
-					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
-				},
-			})
+			w.ToolCalls = append(w.ToolCalls, wireCallSent{ID: tc.ID, Type: "function", Function: wireFunction{Name: tc.Name, Arguments: args}})
 		}
-		if m.Name != "" {
-			a.Name = param.NewOpt(m.Name)
-		}
-		u.OfAssistant = a
 	case llm.RoleTool:
 		if m.ToolCallID == "" {
-			return u, c.callerError("messages[%d].tool_call_id is empty; a tool result must name the call it answers", i)
+			return wireMessage{}, c.callerError("messages[%d].tool_call_id is empty; a tool result must name the call it answers", i)
 		}
-		t := &openai.ChatCompletionToolMessageParam{ToolCallID: m.ToolCallID}
-		t.Content.OfString = param.NewOpt(m.Text())
-		u.OfTool = t
+		// A tool message has no name on the wire.
+		w.Name, w.ToolCallID, w.Content = "", m.ToolCallID, m.Text()
 	default:
-		return u, c.callerError("messages[%d].role %q is not system, user, assistant or tool", i, m.Role)
+		return wireMessage{}, c.callerError("messages[%d].role %q is not system, user, assistant or tool", i, m.Role)
 	}
-	return u, nil
+	return w, nil
 }
 
 func textOnly(parts []llm.Part) bool {

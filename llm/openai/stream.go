@@ -10,9 +10,6 @@ import (
 	"iter"
 	"net/http"
 
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-
 	"github.com/agentcraftlab/agentcraft/internal/sse"
 	"github.com/agentcraftlab/agentcraft/llm"
 )
@@ -24,24 +21,21 @@ const streamOp = "stream chat completion"
 // Breaking out of the loop closes the response body and cancels the
 // request.
 //
-// The SDK sends the request (base URL, auth, headers, parameters) and
-// reports error statuses; the adapter decodes the chunks itself. The SDK's
-// reflection-based decoder cost about 65 allocations and most of the CPU
-// time of a proxied chunk; a plain struct decode is several times cheaper
-// (BenchmarkStream measures both).
+// The chunks are decoded into plain structs: the SDK's reflection-based
+// decoder cost about 65 allocations and most of the CPU time of a proxied
+// chunk; a plain struct decode is several times cheaper (BenchmarkStream
+// measures both).
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		ctx, cancel := c.withTimeout(ctx)
 		defer cancel()
 		var rec response
 		res, err := c.send(ctx, req, &rec)
-		if res != nil {
-			defer res.Body.Close()
-		}
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
 		}
+		defer res.Body.Close()
 		done, err := c.decode(ctx, res.Body, &rec, yield)
 		if err != nil {
 			yield(llm.Event{}, err)
@@ -65,12 +59,11 @@ func (c *Client) send(ctx context.Context, req llm.Request, rec *response) (*htt
 	if err != nil {
 		return nil, err
 	}
-	params.StreamOptions.IncludeUsage = param.NewOpt(true)
-	var res *http.Response
-	err = c.raw.Post(ctx, "chat/completions", params, &res,
-		option.WithMiddleware(rec.middleware), option.WithJSONSet("stream", true))
+	params.Stream = true
+	params.StreamOptions = &wireStreamOptions{IncludeUsage: true}
+	res, err := c.do(ctx, http.MethodPost, "chat/completions", params, rec)
 	if err != nil {
-		return res, c.wrap(ctx, streamOp, rec, err)
+		return nil, c.wrap(ctx, streamOp, rec, err)
 	}
 	return res, nil
 }

@@ -14,6 +14,7 @@ import (
 //	  currency: USD
 //	  models:
 //	    openai/gpt-4o: {input: 2.50, cached_input: 1.25, output: 10.00}
+//	    work-claude/claude-sonnet-4-5: {input: 3, cached_input: 0.30, cache_write: 3.75, output: 15}
 //	    llama3: {input: 0, output: 0}   # any provider
 type Pricing struct {
 	// Defaults keeps the built-in prices of common OpenAI and Anthropic

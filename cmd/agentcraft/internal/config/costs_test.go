@@ -15,6 +15,7 @@ pricing:
   models:
     openai/gpt-4o: {input: 2.00, cached_input: 0.5, output: 8}
     llama3: {input: 0.075, output: 0.30}
+    work-claude/claude-sonnet-4-5: {input: 3, cached_input: 0.30, cache_write: 3.75, output: 15}
 budget:
   monthly_tokens: 1000000
   monthly_cost: 25.50
@@ -38,6 +39,9 @@ budget:
 	}
 	if _, ok := tab.Lookup("anthropic", "claude-sonnet-4-5"); !ok {
 		t.Error("defaults dropped: claude-sonnet-4-5 unpriced")
+	}
+	if p, _ := tab.Lookup("work-claude", "claude-sonnet-4-5"); p.CacheWrite != 3_750_000_000 {
+		t.Errorf("work-claude's cache write = %v; want 3.75", p.CacheWrite)
 	}
 
 	for _, tc := range []struct{ body, want string }{
