@@ -13,15 +13,19 @@ import (
 
 // traceRun opens the span of one execution of a run ("run_workflow
 // {name}", with agentcraft.run.id, agentcraft.workflow.id and the
-// workspace); the workflow engine's node spans are its children. A run
-// executed in a goroutine of the process that started it continues the
-// starting request's trace; one a queue worker executes starts a trace of
-// its own. While tracing is off it returns ctx and a span that records
-// nothing.
+// workspace); the workflow engine's node spans are its children. Its
+// parent is the span of the request that started the run: in a goroutine
+// of that process it is ctx's own; a queue worker, whose ctx has none,
+// continues the trace context Start stored with the run (store.Run's
+// TraceParent), so the run is in the request's trace whichever process
+// executes it, and sampled as the request was. A run started with tracing
+// off, or by no traced request, gets a trace of its own. While tracing is
+// off it returns ctx and a span that records nothing.
 func traceRun(ctx context.Context, run store.Run) (context.Context, trace.Span) {
 	if !tracing.Enabled() {
 		return tracing.Start(ctx, "", trace.SpanKindInternal)
 	}
+	ctx = tracing.Continue(ctx, run.TraceParent, run.TraceState)
 	var def struct {
 		Name string `json:"name"`
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/audit"
+	"github.com/agentcraftlab/agentcraft/internal/tracing"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/anthropic"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
@@ -224,7 +225,9 @@ var providerTypes = []string{"openai", "anthropic"}
 // connections per host would close and reopen connections under load.
 // Each connection's buffers are 1 KB instead of 4: a streamed chunk is a
 // few hundred bytes, bodies larger than a buffer bypass it, and every open
-// stream holds one connection (BenchmarkGatewayOverhead/idle).
+// stream holds one connection (BenchmarkGatewayOverhead/idle). While
+// tracing is on, each request carries the traceparent of its model call's
+// span.
 func newHTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 1024
@@ -232,7 +235,8 @@ func newHTTPClient() *http.Client {
 	t.IdleConnTimeout = 90 * time.Second
 	t.ReadBufferSize = 1 << 10
 	t.WriteBufferSize = 1 << 10
-	return &http.Client{Transport: t}
+	// Requests carry the W3C traceparent of the model call's span.
+	return &http.Client{Transport: tracing.Transport(t)}
 }
 
 // adapterSpec is what a provider's adapters are built from.

@@ -27,6 +27,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcraftlab/agentcraft/internal/database"
 	"github.com/agentcraftlab/agentcraft/internal/egress"
 	"github.com/agentcraftlab/agentcraft/internal/tracing"
 	"github.com/agentcraftlab/agentcraft/llm"
@@ -362,6 +363,21 @@ func TestTraceOfChatAndWorkflowRun(t *testing.T) {
 			t.Errorf("chat span %d records messages with capture_content off", i)
 		}
 	}
+	// The provider's requests carry their chat span's traceparent, so a
+	// model server that traces continues the trace; no HTTP span is
+	// made under the chat span (it is the client span).
+	reqs := fake.Requests()
+	if len(reqs) < 2 {
+		t.Fatalf("the provider saw %d requests, want the chat's two first", len(reqs))
+	}
+	for i, sp := range chatOfChat {
+		if got, want := reqs[i].Header.Get("traceparent"), "00-"+hex.EncodeToString(sp.TraceId)+"-"+hex.EncodeToString(sp.SpanId)+"-01"; got != want {
+			t.Errorf("model request %d traceparent = %q, want chat span's %q", i, got, want)
+		}
+	}
+	if n := len(s.named("POST")); n != 0 {
+		t.Errorf("%d HTTP client spans of model requests, want none (the chat span is the client span)", n)
+	}
 	toolSpan := s.one("execute_tool calculator")
 	s.childOf(toolSpan, agentSpan)
 	wantAttrs(t, toolSpan, map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "calculator", "gen_ai.tool.call.id": "call_calc_1"})
@@ -417,6 +433,98 @@ func TestTraceOfChatAndWorkflowRun(t *testing.T) {
 		if rc.contains(secret) {
 			t.Errorf("the export contains %q with capture_content off", secret)
 		}
+	}
+}
+
+// TestTraceOfQueuedWorkflowRun: a workflow run started by an HTTP request
+// and executed from the job queue (River, as serve and agentcraft worker
+// execute runs: the handler starts from the queue's context, not the
+// request's) is in the request's trace, its run_workflow span a child of
+// the request's span, because the run carries the request's trace context.
+func TestTraceOfQueuedWorkflowRun(t *testing.T) {
+	rc := newReceiver(t)
+	fake := llmtest.NewOpenAI(t)
+	env := servertest.New(t, &servertest.Options{
+		Providers: []platform.ProviderConfig{servertest.FakeProvider(fake)},
+		Agents:    []platform.AgentSpec{{Name: "writer", Model: "fake/m", Instructions: "You write memos."}},
+		Workflows: true,
+		Queue:     true,
+	})
+	c := servertest.Client{T: t, Base: env.URL, Key: env.Key}
+	var wf store.Workflow
+	c.JSON("POST", "/api/workflows", `{"name":"memo","nodes":[{"id":"start","type":"start"},
+{"id":"draft","type":"agent","config":{"agent":"writer","prompt":"Draft: {{input}}"}},
+{"id":"end","type":"end"}],
+"edges":[{"id":"e1","source":"start","target":"draft"},{"id":"e2","source":"draft","target":"end"}]}`, http.StatusCreated, nil)
+	c.JSON("GET", "/api/workflows/memo", "", http.StatusOK, &wf)
+	// runMemo starts a run and waits for the queue to finish it.
+	runMemo := func() (store.Run, store.Run) {
+		t.Helper()
+		fake.Push(llmtest.Turn{Text: "A memo.", Usage: llm.Usage{InputTokens: 31, OutputTokens: 3}})
+		var run, got store.Run
+		c.JSON("POST", "/api/workflows/"+wf.ID+"/runs", `{"input":"`+flowIn+`"}`, http.StatusAccepted, &run)
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			var err error
+			if got, err = env.Store.Runs().Get(context.Background(), env.Workspace.ID, run.ID); err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.Final() || time.Now().After(deadline) {
+				break
+			}
+		}
+		if got.Status != store.RunSucceeded {
+			t.Fatalf("run = %+v; want succeeded", got)
+		}
+		return run, got
+	}
+	// While tracing is off, a run carries no trace context.
+	if _, off := runMemo(); off.TraceParent != "" || off.TraceState != "" {
+		t.Errorf("a run started with tracing off stored trace context %q %q", off.TraceParent, off.TraceState)
+	}
+
+	flush := rc.start(t, false)
+	run, got := runMemo()
+
+	// The queue executed it: there is its River job (the in-process path
+	// makes none). The row is settled before the run's span ends (the span
+	// covers the write), so the spans are flushed once the job is
+	// completed, which River marks after the handler returned.
+	db, err := database.OpenSQLite(context.Background(), env.DBPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var (
+		jobs  int
+		state string
+	)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if err := db.Reader().QueryRowContext(context.Background(),
+			`SELECT count(*), coalesce(max(state), '') FROM river_job WHERE kind = 'workflow_run' AND json_extract(args, '$.run_id') = ?`, run.ID).Scan(&jobs, &state); err != nil {
+			t.Fatal(err)
+		}
+		if jobs != 1 || state == "completed" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if jobs != 1 {
+		t.Fatalf("%d queue jobs for the run, want 1: the run was not executed from the queue", jobs)
+	}
+	if state != "completed" {
+		t.Fatalf("the run's queue job is %q, want completed", state)
+	}
+	flush()
+
+	s := index(t, rc.all())
+	start := s.one("POST /api/workflows/{id}/runs")
+	runSpan := s.one("run_workflow memo")
+	s.childOf(runSpan, start)
+	wantAttrs(t, runSpan, map[string]any{"agentcraft.run.id": run.ID, "agentcraft.run.status": "succeeded"})
+	node := s.one("node draft")
+	s.childOf(node, runSpan)
+	s.childOf(s.one("invoke_agent writer"), node)
+	if tp := "00-" + hex.EncodeToString(start.TraceId) + "-" + hex.EncodeToString(start.SpanId) + "-01"; got.TraceParent != tp {
+		t.Errorf("the run's stored traceparent = %q, want the request span's %q", got.TraceParent, tp)
 	}
 }
 

@@ -36,6 +36,10 @@ const (
 	GenAIToolCallResult       = attribute.Key("gen_ai.tool.call.result")
 	ErrorType                 = attribute.Key("error.type")
 
+	// The part of the input written to the provider's prompt cache
+	// (Anthropic's cache_creation_input_tokens).
+	GenAIUsageCacheWriteTokens = attribute.Key("gen_ai.usage.cache_creation.input_tokens")
+
 	// AgentCraft's own.
 	ProviderKey = attribute.Key("agentcraft.provider") // the configured provider's name ("ollama", "fake")
 	WorkspaceID = attribute.Key("agentcraft.workspace.id")

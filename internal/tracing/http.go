@@ -131,6 +131,13 @@ type transport struct{ base http.RoundTripper }
 // (an inner Transport of a chain only injects).
 type clientSpanKey struct{}
 
+// InClientSpan marks ctx as being inside a client span of its own (a
+// model call's "chat" span): a request sent within it through Transport
+// carries that span's traceparent and makes no HTTP span under it.
+func InClientSpan(ctx context.Context) context.Context {
+	return context.WithValue(ctx, clientSpanKey{}, true)
+}
+
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !Enabled() {
 		return t.base.RoundTrip(req)

@@ -249,6 +249,13 @@ func BenchmarkStartEnd(b *testing.B) {
 			span.End()
 		}
 	})
+	b.Run("off-carry", func(b *testing.B) {
+		// What starting a queued run adds while off (Carry).
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = Carry(ctx)
+		}
+	})
 	b.Run("on", func(b *testing.B) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
 		s := &state{tracer: tp.Tracer(InstrumentationName)}
