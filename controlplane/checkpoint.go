@@ -21,6 +21,11 @@ var ErrLostRun = errors.New("controlplane: another executor owns the run")
 // them to live subscribers, and writes them to the store together with
 // each checkpoint (one transaction per node), so a node's events and its
 // saved output appear together or not at all.
+//
+// The run_finished event is held back, from the store and from live
+// subscribers, until Flush: Service.end writes the run's row first, so
+// whoever sees a run end (a /v1 answer saying it waits, an SSE stream's
+// last event) reads the row's outcome when it asks.
 type recorder struct {
 	runs        store.Runs
 	workspaceID string
@@ -30,6 +35,8 @@ type recorder struct {
 	mu      sync.Mutex
 	seq     int64
 	pending []store.RunEvent
+	// finished is the run_finished event, held back until Flush.
+	finished *heldEvent
 	// lost is set when a save found its key taken by another executor.
 	lost atomic.Bool
 	// quota, when positive, caps used: the workspace's stored run bytes,
@@ -64,7 +71,15 @@ func newRecorder(ctx context.Context, runs store.Runs, workspaceID, runID string
 	}
 }
 
-// Emit numbers ev, publishes it and queues it for the next write.
+// heldEvent is an event numbered and encoded but not yet written or
+// published.
+type heldEvent struct {
+	ev     workflow.Event
+	stored store.RunEvent
+}
+
+// Emit numbers ev, publishes it and queues it for the next write; a
+// run_finished waits for Flush.
 func (r *recorder) Emit(ev workflow.Event) {
 	r.mu.Lock()
 	r.seq++
@@ -73,7 +88,13 @@ func (r *recorder) Emit(ev workflow.Event) {
 	if err != nil {
 		data, _ = json.Marshal(map[string]any{"type": ev.Type, "error": "event not encodable: " + err.Error()})
 	}
-	r.pending = append(r.pending, store.RunEvent{RunID: r.runID, Seq: ev.Seq, Type: string(ev.Type), Data: data, CreatedAt: ev.Time})
+	se := store.RunEvent{RunID: r.runID, Seq: ev.Seq, Type: string(ev.Type), Data: data, CreatedAt: ev.Time}
+	if ev.Type == workflow.EventRunFinished {
+		r.finished = &heldEvent{ev: ev, stored: se}
+		r.mu.Unlock()
+		return
+	}
+	r.pending = append(r.pending, se)
 	r.mu.Unlock()
 	if r.live != nil {
 		r.live(ev)
@@ -88,9 +109,30 @@ func (r *recorder) take() []store.RunEvent {
 	return evs
 }
 
-// Flush writes the queued events.
+// Flush writes the queued events, then writes and publishes a held
+// run_finished.
 func (r *recorder) Flush(ctx context.Context) error {
-	evs := r.take()
+	err := r.FlushPending(ctx)
+	r.mu.Lock()
+	held := r.finished
+	r.finished = nil
+	r.mu.Unlock()
+	if held == nil {
+		return err
+	}
+	err = errors.Join(err, r.write(ctx, []store.RunEvent{held.stored}))
+	if r.live != nil {
+		r.live(held.ev)
+	}
+	return err
+}
+
+// FlushPending writes the queued events but not a held run_finished.
+func (r *recorder) FlushPending(ctx context.Context) error {
+	return r.write(ctx, r.take())
+}
+
+func (r *recorder) write(ctx context.Context, evs []store.RunEvent) error {
 	if len(evs) == 0 {
 		return nil
 	}

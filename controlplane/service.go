@@ -14,7 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentcraftlab/agentcraft/internal/metrics"
+	"github.com/agentcraftlab/agentcraft/internal/tracing"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/workflow"
 )
@@ -160,6 +163,12 @@ type RunInput struct {
 
 // StartRequest starts a run of a definition.
 type StartRequest struct {
+	// ID, when set, is the run's id instead of a new one: a caller that
+	// may start the same run twice (package trigger, retrying a tick
+	// whose first start may or may not have happened) names it up front,
+	// and a second Start of it is store.ErrConflict and starts nothing.
+	// It must be a UUID in canonical form (store.NewID, store.IDFor).
+	ID              string
 	WorkspaceID     string
 	WorkflowID      string // empty for an unsaved definition
 	WorkflowVersion int
@@ -174,8 +183,13 @@ type StartRequest struct {
 
 // Start validates the definition, records a queued run and enqueues it.
 // A definition that does not validate gives *workflow.InvalidError and
-// records nothing.
+// records nothing. When the run is recorded but enqueueing fails, Start
+// returns the run with the error: the run exists, queued, and Sweep (or
+// ResumeOwned at the next start) wakes it.
 func (s *Service) Start(ctx context.Context, req StartRequest) (store.Run, error) {
+	if err := checkRunID(req.ID); err != nil {
+		return store.Run{}, err
+	}
 	if _, err := s.Plan(req.Definition); err != nil {
 		return store.Run{}, err
 	}
@@ -186,12 +200,29 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (store.Run, error
 	if err != nil {
 		return store.Run{}, fmt.Errorf("encode input: %w", err)
 	}
-	run, err := s.st.Runs().Create(ctx, store.Run{WorkspaceID: req.WorkspaceID, WorkflowID: req.WorkflowID,
-		WorkflowVersion: req.WorkflowVersion, Definition: req.Definition, Status: store.RunQueued, Input: in, TaskID: req.TaskID, TriggerID: req.TriggerID})
+	// The starting request's trace context goes with the run ("" while
+	// tracing is off), for the process that executes it (traceRun).
+	tp, ts := tracing.Carry(ctx)
+	run, err := s.st.Runs().Create(ctx, store.Run{ID: req.ID, WorkspaceID: req.WorkspaceID, WorkflowID: req.WorkflowID,
+		WorkflowVersion: req.WorkflowVersion, Definition: req.Definition, Status: store.RunQueued, Input: in, TaskID: req.TaskID, TriggerID: req.TriggerID,
+		TraceParent: tp, TraceState: ts})
 	if err != nil {
 		return store.Run{}, err
 	}
 	return run, s.enqueue(ctx, run.WorkspaceID, run.ID, false)
+}
+
+// checkRunID refuses a caller-given run id that is not a canonical UUID,
+// the form every run id has (so it cannot collide with, or pass for, a
+// path segment or another kind of id).
+func checkRunID(id string) error {
+	if id == "" {
+		return nil
+	}
+	if u, err := uuid.Parse(id); err != nil || u.String() != id {
+		return fmt.Errorf("%w: run id %q is not a UUID in canonical form; leave StartRequest.ID empty for a new id, or derive one with store.IDFor", store.ErrInvalid, id)
+	}
+	return nil
 }
 
 func (s *Service) enqueue(ctx context.Context, workspaceID, runID string, wake bool) error {
@@ -464,9 +495,16 @@ func (s *Service) heartbeat(ctx context.Context, run store.Run, cancel context.C
 func (s *Service) end(ctx context.Context, run store.Run, out workflow.Outcome, rec *recorder, changed *store.Run) error {
 	traceOutcome(ctx, out)
 	if rec != nil {
-		if err := rec.Flush(ctx); err != nil {
+		// The events first, the row next, run_finished last (see
+		// recorder): whoever sees the run end finds the row settled.
+		if err := rec.FlushPending(ctx); err != nil {
 			s.opts.Logger.WarnContext(ctx, "run events not saved", "run", run.ID, "err", err)
 		}
+		defer func() {
+			if err := rec.Flush(ctx); err != nil {
+				s.opts.Logger.WarnContext(ctx, "run events not saved", "run", run.ID, "err", err)
+			}
+		}()
 	}
 	runs := s.st.Runs()
 	live := []store.RunStatus{store.RunRunning, store.RunQueued}

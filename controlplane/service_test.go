@@ -182,6 +182,43 @@ func TestInvalidDefinitionRecordsNothing(t *testing.T) {
 	}
 }
 
+// TestStartWithID checks a caller-named run: it gets that id, a second
+// Start of the id is ErrConflict and enqueues nothing, and an id that is
+// not a canonical UUID is refused before anything is recorded.
+func TestStartWithID(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "db"))
+	ws := workspace(t, st)
+	var enqueued []string
+	svc := controlplane.New(st, workflowtest.Engine(t, workflow.Services{}), controlplane.Options{
+		Enqueue: func(_ context.Context, _, runID string, _ bool) error {
+			enqueued = append(enqueued, runID)
+			return nil
+		}})
+	const def = `{"name":"noop","nodes":[{"id":"start","type":"start"},{"id":"end","type":"end"}],"edges":[{"id":"e1","source":"start","target":"end"}]}`
+	id := store.IDFor(time.Now(), "test/one")
+	run, err := svc.Start(t.Context(), controlplane.StartRequest{ID: id, WorkspaceID: ws, Definition: json.RawMessage(def), Input: controlplane.RunInput{Input: "first"}})
+	if err != nil || run.ID != id {
+		t.Fatalf("Start(ID) = %s, %v; want run %s", run.ID, err, id)
+	}
+	_, err = svc.Start(t.Context(), controlplane.StartRequest{ID: id, WorkspaceID: ws, Definition: json.RawMessage(def), Input: controlplane.RunInput{Input: "second"}})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Errorf("Start(same ID) = %v; want ErrConflict", err)
+	}
+	for _, bad := range []string{"run-1", strings.ToUpper(id), "{" + id + "}"} {
+		_, err := svc.Start(t.Context(), controlplane.StartRequest{ID: bad, WorkspaceID: ws, Definition: json.RawMessage(def)})
+		if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), "StartRequest.ID") {
+			t.Errorf("Start(ID %q) = %v; want ErrInvalid naming StartRequest.ID", bad, err)
+		}
+	}
+	runs, err := st.Runs().List(t.Context(), ws, store.RunFilter{})
+	if err != nil || len(runs) != 1 || !strings.Contains(string(runs[0].Input), "first") {
+		t.Errorf("runs = %+v, %v; want the first run alone, its input kept", runs, err)
+	}
+	if !slices.Equal(enqueued, []string{id}) {
+		t.Errorf("enqueued %v; want only the first start of %s", enqueued, id)
+	}
+}
+
 func TestCancelRunningRun(t *testing.T) {
 	st := openStore(t, filepath.Join(t.TempDir(), "db"))
 	ws := workspace(t, st)
@@ -261,6 +298,66 @@ func TestEventsUnsubscribeAfterRunEnds(t *testing.T) {
 	svc.Wait()
 }
 
+// TestRunRowSettledAtRunFinished: a follower that sees run_finished finds
+// the run's row already saying how it ended, for runs that succeed and
+// runs that park (a /v1 answer says "waiting for input" from that event,
+// and a client reads the run next).
+func TestRunRowSettledAtRunFinished(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "db"))
+	ws := workspace(t, st)
+	// A slow status write widens the window in which a follower could
+	// see the run end before its row does.
+	svc := controlplane.New(slowTransitions{st}, workflowtest.Engine(t, workflow.Services{}), controlplane.Options{})
+	// Each run works 50 ms first, so the follower joins it live.
+	const work = `{"id":"c","type":"code","config":{"mode":"javascript","script":"var t=Date.now(); while(Date.now()-t<50){}; 'x'"}}`
+	quick := `{"name":"q","nodes":[{"id":"start","type":"start"},` + work + `,{"id":"end","type":"end"}],
+	"edges":[{"id":"e1","source":"start","target":"c"},{"id":"e2","source":"c","target":"end"}]}`
+	park := `{"name":"p","nodes":[{"id":"start","type":"start"},` + work + `,{"id":"ok","type":"human","config":{"prompt":"Approve?"}},{"id":"end","type":"end"}],
+	"edges":[{"id":"e1","source":"start","target":"c"},{"id":"e2","source":"c","target":"ok"},{"id":"e3","source":"ok","target":"end"}]}`
+	for i := range 20 {
+		def, want := quick, store.RunSucceeded
+		if i%2 == 1 {
+			def, want = park, store.RunWaiting
+		}
+		run, err := svc.Start(t.Context(), controlplane.StartRequest{WorkspaceID: ws, Definition: json.RawMessage(def), Input: controlplane.RunInput{Input: "x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, st, ws, run.ID, store.RunRunning)
+		var seen bool
+		err = svc.Events(t.Context(), ws, run.ID, 0, func(ev workflow.Event) bool {
+			if ev.Type != workflow.EventRunFinished {
+				return true
+			}
+			seen = true
+			row, err := st.Runs().Get(t.Context(), ws, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if row.Status != want {
+				t.Errorf("run %d: at run_finished the row is %s, want %s", i, row.Status, want)
+			}
+			return false
+		})
+		if err != nil || !seen {
+			t.Fatalf("run %d: events ended without run_finished (%v)", i, err)
+		}
+	}
+	svc.Wait()
+}
+
+// slowTransitions is a store whose run status changes take 20 ms longer.
+type slowTransitions struct{ store.Store }
+
+func (s slowTransitions) Runs() store.Runs { return slowRuns{s.Store.Runs()} }
+
+type slowRuns struct{ store.Runs }
+
+func (r slowRuns) Transition(ctx context.Context, workspaceID, id string, from []store.RunStatus, to store.RunStatus, u store.RunUpdate) (store.Run, error) {
+	time.Sleep(20 * time.Millisecond)
+	return r.Runs.Transition(ctx, workspaceID, id, from, to, u)
+}
+
 // TestSweepTakesOverExpiredLease: a run whose worker died mid-run (lease
 // left behind) is woken by another worker's sweep once the lease expires,
 // and finishes there without re-running its saved node.
@@ -300,3 +397,4 @@ func TestSweepTakesOverExpiredLease(t *testing.T) {
 		t.Errorf("model called %d times; node a was saved", n)
 	}
 }
+

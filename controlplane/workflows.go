@@ -163,12 +163,15 @@ func (s *Service) CheckpointPage(ctx context.Context, workspaceID, runID string,
 // latency of the job queue. Events that cannot be saved are logged: the
 // run row is what matters.
 func (s *Service) Block(ctx context.Context, req StartRequest, plan *workflow.Plan, reason string) (store.Run, []workflow.Event, error) {
+	if err := checkRunID(req.ID); err != nil {
+		return store.Run{}, nil, err
+	}
 	in, err := json.Marshal(req.Input)
 	if err != nil {
 		return store.Run{}, nil, fmt.Errorf("encode input: %w", err)
 	}
 	runs := s.st.Runs()
-	run, err := runs.Create(ctx, store.Run{WorkspaceID: req.WorkspaceID, WorkflowID: req.WorkflowID, WorkflowVersion: req.WorkflowVersion,
+	run, err := runs.Create(ctx, store.Run{ID: req.ID, WorkspaceID: req.WorkspaceID, WorkflowID: req.WorkflowID, WorkflowVersion: req.WorkflowVersion,
 		Definition: req.Definition, Status: store.RunBlocked, Input: in, Error: reason})
 	if err != nil {
 		return store.Run{}, nil, err
