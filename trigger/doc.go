@@ -13,7 +13,11 @@
 // one; each computes the next tick of every enabled schedule, sleeps until
 // it (a timer, no polling) and tries to record the tick
 // (store.Triggers.Fire); the (trigger, tick) key lets exactly one process
-// win, and only the winner starts the run.
+// win, and only the winner starts the run. That run's id is derived from
+// (trigger, tick), so when the winner stops before recording the run, the
+// sweep every scheduler runs each minute (store.Triggers.Unstarted) starts
+// it under the same id, or finds it started: a won tick has exactly one
+// run, crash or not.
 //
 //	svc, err := trigger.New(st, runs, box, &trigger.Options{Agents: platform})
 //	sch := trigger.NewScheduler(svc, nil)

@@ -334,9 +334,11 @@ func (s *Service) audit(ctx context.Context, action string, t store.Trigger, det
 func Actor(triggerID string) string { return "system:trigger:" + triggerID }
 
 // start starts the trigger's run with input through the run seam: the
-// workflow's newest version, or the agent as a one-node durable run.
-func (s *Service) start(ctx context.Context, t store.Trigger, input any) (store.Run, error) {
-	req := controlplane.StartRequest{WorkspaceID: t.WorkspaceID, TriggerID: t.ID, Input: controlplane.RunInput{Input: input}}
+// workflow's newest version, or the agent as a one-node durable run. id
+// names the run ("" for a new id); a run with that id existing already is
+// store.ErrConflict.
+func (s *Service) start(ctx context.Context, t store.Trigger, id string, input any) (store.Run, error) {
+	req := controlplane.StartRequest{ID: id, WorkspaceID: t.WorkspaceID, TriggerID: t.ID, Input: controlplane.RunInput{Input: input}}
 	if t.WorkflowID != "" {
 		wf, err := s.runs.Workflow(ctx, t.WorkspaceID, t.WorkflowID)
 		if err != nil {

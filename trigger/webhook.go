@@ -40,6 +40,12 @@ var (
 	ErrPending   = errors.New("trigger: the first delivery with this id is still starting its run")
 )
 
+// PendingTakeover is how long a claimed delivery without a run may stay
+// so before a retry of it starts the run itself: the claimer is taken for
+// dead (a start takes milliseconds). Until then a retry answers
+// ErrPending.
+const PendingTakeover = 30 * time.Second
+
 // Delivery is what Deliver made of a request.
 type Delivery struct {
 	Run store.Run
@@ -93,20 +99,39 @@ func (s *Service) Deliver(ctx context.Context, id string, h http.Header, body []
 	if err != nil {
 		return Delivery{}, err
 	}
+	// The run's id follows from the claim, so that whoever starts the
+	// delivery's run (the claimer, or a retry after the claimer died)
+	// starts the same one: a second start is ErrConflict, not a second run.
+	runID := store.IDFor(got.CreatedAt, "webhook:"+t.ID+":"+deliveryID)
+	takeover := false
 	if !first {
-		if got.RunID == "" {
-			return Delivery{}, ErrPending
+		if got.RunID != "" {
+			return s.replay(ctx, t, got.RunID)
 		}
-		run, err := s.st.Runs().Get(ctx, t.WorkspaceID, got.RunID)
-		if err != nil {
+		// Claimed, no run recorded: the claimer is starting it, or it
+		// started it and died before recording, or died before starting.
+		if run, err := s.st.Runs().Get(ctx, t.WorkspaceID, runID); err == nil {
+			d.RunID = run.ID
+			if err := s.st.Triggers().DeliveryDone(ctx, d); err != nil {
+				return Delivery{}, err
+			}
+			return Delivery{Run: run, Replay: true}, nil
+		} else if !errors.Is(err, store.ErrNotFound) {
 			return Delivery{}, err
 		}
-		return Delivery{Run: run, Replay: true}, nil
+		if now.Sub(got.CreatedAt) < PendingTakeover {
+			return Delivery{}, ErrPending
+		}
+		takeover = true // this retry takes the abandoned claim over
 	}
 	// The delivery is claimed: from here on finish the job even if the
 	// sender hangs up, or forget the claim so that its retry may.
 	ctx = context.WithoutCancel(ctx)
-	run, err := s.start(ctx, t, input)
+	run, err := s.start(ctx, t, runID, input)
+	if errors.Is(err, store.ErrConflict) {
+		// Another retry took the claim over at the same moment.
+		run, err = s.st.Runs().Get(ctx, t.WorkspaceID, runID)
+	}
 	if err != nil {
 		if ferr := s.st.Triggers().Forget(ctx, t.WorkspaceID, t.ID, deliveryID); ferr != nil {
 			s.opts.Logger.Error("trigger_forget_delivery_failed", "trigger_id", t.ID, "delivery_id", deliveryID, "err", ferr)
@@ -117,6 +142,19 @@ func (s *Service) Deliver(ctx context.Context, id string, h http.Header, body []
 	if err := s.st.Triggers().DeliveryDone(ctx, d); err != nil {
 		return Delivery{}, err
 	}
+	if takeover {
+		s.opts.Logger.Info("trigger_delivery_taken_over", "trigger_id", t.ID, "workspace_id", t.WorkspaceID, "run_id", run.ID, "delivery_id", deliveryID)
+		return Delivery{Run: run}, nil
+	}
 	s.opts.Logger.Info("trigger_delivered", "trigger_id", t.ID, "workspace_id", t.WorkspaceID, "run_id", run.ID, "delivery_id", deliveryID)
 	return Delivery{Run: run}, nil
+}
+
+// replay answers a delivery seen before with the first one's run.
+func (s *Service) replay(ctx context.Context, t store.Trigger, runID string) (Delivery, error) {
+	run, err := s.st.Runs().Get(ctx, t.WorkspaceID, runID)
+	if err != nil {
+		return Delivery{}, err
+	}
+	return Delivery{Run: run, Replay: true}, nil
 }

@@ -186,3 +186,74 @@ func FuzzDeliverHeaders(f *testing.F) {
 		}
 	})
 }
+
+// TestDeliveryClaimedByADeadProcess: a process claimed a delivery and
+// died, before starting its run or after starting it but before recording
+// it. Its sender's retries must not answer 409 forever: while the claim is
+// young they do (the claimer may still be starting), then a retry starts
+// the run itself, and a run the claimer did start is found, not doubled.
+func TestDeliveryClaimedByADeadProcess(t *testing.T) {
+	st := openSQLite(t)
+	ws, wf := mustWorkflow(t, st)
+	r := newRig(t, st, "p1", nil)
+	ctx := t.Context()
+	tg, secret, err := r.svc.Create(ctx, ws, trigger.Spec{Name: ptr("hook"), Kind: ptr("webhook"), Workflow: ptr(wf.Name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"n":1}`
+	deliver := func(id string, at time.Time) (trigger.Delivery, error) {
+		return r.svc.Deliver(ctx, tg.ID, signed(secret, at, body, id), []byte(body), 0, at)
+	}
+	runsOf := func() int {
+		runs, err := st.Runs().List(ctx, ws, store.RunFilter{TriggerID: tg.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(runs)
+	}
+
+	// Died before starting the run: only the claim is left.
+	claim, first, err := st.Triggers().Deliver(ctx, store.TriggerDelivery{WorkspaceID: ws, TriggerID: tg.ID, DeliveryID: "dead-1"})
+	if err != nil || !first {
+		t.Fatalf("claim = %v, %v", first, err)
+	}
+	if _, err := deliver("dead-1", time.Now()); !errors.Is(err, trigger.ErrPending) {
+		t.Fatalf("retry of a young claim: %v, want ErrPending", err)
+	}
+	later := claim.CreatedAt.Add(trigger.PendingTakeover + time.Second)
+	d, err := deliver("dead-1", later)
+	if err != nil || d.Replay || d.Run.TriggerID != tg.ID {
+		t.Fatalf("retry after the claimer died = %+v, %v; want a new run", d, err)
+	}
+	again, err := deliver("dead-1", later.Add(time.Second))
+	if err != nil || !again.Replay || again.Run.ID != d.Run.ID {
+		t.Errorf("next retry = %+v, %v; want the taken-over run, replayed", again, err)
+	}
+	if n := runsOf(); n != 1 {
+		t.Fatalf("%d runs, want 1", n)
+	}
+
+	// Died after starting the run, before recording it: the run has the
+	// id the claim derives, and a retry finds it at once.
+	claim, _, err = st.Triggers().Deliver(ctx, store.TriggerDelivery{WorkspaceID: ws, TriggerID: tg.ID, DeliveryID: "dead-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, err := st.Runs().Create(ctx, store.Run{ID: store.IDFor(claim.CreatedAt, "webhook:"+tg.ID+":dead-2"), WorkspaceID: ws,
+		WorkflowID: wf.ID, WorkflowVersion: wf.Version, Definition: wf.Definition, Status: store.RunQueued, TriggerID: tg.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err = deliver("dead-2", time.Now())
+	if err != nil || !d.Replay || d.Run.ID != started.ID {
+		t.Fatalf("retry after the claimer started the run = %+v, %v; want that run", d, err)
+	}
+	if n := runsOf(); n != 2 {
+		t.Errorf("%d runs, want 2 (one per delivery)", n)
+	}
+	rec, first, err := st.Triggers().Deliver(ctx, store.TriggerDelivery{WorkspaceID: ws, TriggerID: tg.ID, DeliveryID: "dead-2"})
+	if err != nil || first || rec.RunID != started.ID {
+		t.Errorf("delivery dead-2 = %+v (first %v), %v; want its run recorded", rec, first, err)
+	}
+}
