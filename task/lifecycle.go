@@ -100,7 +100,7 @@ func (s *Service) approvalExpired(ctx context.Context, run store.Run) bool {
 // settle moves a live task to a final status once, with its event, and
 // tells the asker; a task already final is left as it is (the zero Task
 // is returned).
-func (s *Service) settle(ctx context.Context, workspaceID, taskID string, to store.TaskStatus, answer string, payload map[string]any) store.Task {
+func (s *Service) settle(ctx context.Context, workspaceID, taskID string, to store.TaskStatus, text string, payload map[string]any) store.Task {
 	typ := map[store.TaskStatus]string{store.TaskDone: store.TaskEventCompleted, store.TaskFailed: store.TaskEventFailed,
 		store.TaskCancelled: store.TaskEventNote, store.TaskExpired: store.TaskEventNote}[to]
 	if payload == nil {
@@ -108,28 +108,41 @@ func (s *Service) settle(ctx context.Context, workspaceID, taskID string, to sto
 	}
 	payload["status"] = to
 	b, _ := json.Marshal(payload)
+	// The answer is queued in the transition's transaction: whoever sees
+	// the task settled finds it queued, and a crash cannot come between.
+	// The run that ended has ended whatever ctx says now.
+	ctx = context.WithoutCancel(ctx)
+	cur, err := s.st.Tasks().Get(ctx, workspaceID, taskID)
+	if err != nil {
+		s.log.Error("task not settled", "task_id", taskID, "status", to, "err", err)
+		return store.Task{}
+	}
+	if cur.Status.Final() {
+		return store.Task{}
+	}
+	var n *store.Notification
+	switch to {
+	case store.TaskDone:
+		n = answer(s.log, cur, KindResult, Message{Text: text})
+	case store.TaskFailed:
+		msg := "Sorry, “" + cur.Title + "” failed"
+		if e, _ := payload["error"].(string); e != "" {
+			msg += ": " + e
+		}
+		n = answer(s.log, cur, KindError, Message{Text: msg})
+	case store.TaskExpired:
+		n = answer(s.log, cur, KindError, Message{Text: "“" + cur.Title + "” expired: nobody decided its approval in time."})
+	case store.TaskCancelled:
+		n = answer(s.log, cur, KindDecisionNoted, Message{Text: "“" + cur.Title + "” was cancelled; nothing more will be done."})
+	}
 	t, err := s.st.Tasks().Transition(ctx, workspaceID, taskID, liveStatuses, to,
-		store.TaskUpdate{Event: &store.TaskEvent{Type: typ, Actor: "system:task", Payload: b}})
+		store.TaskUpdate{Event: &store.TaskEvent{Type: typ, Actor: "system:task", Payload: b}, Notification: n})
 	if errors.Is(err, store.ErrConflict) {
 		return store.Task{}
 	}
 	if err != nil {
 		s.log.Error("task not settled", "task_id", taskID, "status", to, "err", err)
 		return store.Task{}
-	}
-	switch to {
-	case store.TaskDone:
-		notify(ctx, s.st, s.log, t, KindResult, Message{Text: answer}, nil)
-	case store.TaskFailed:
-		msg := "Sorry, “" + t.Title + "” failed"
-		if e, _ := payload["error"].(string); e != "" {
-			msg += ": " + e
-		}
-		notify(ctx, s.st, s.log, t, KindError, Message{Text: msg}, nil)
-	case store.TaskExpired:
-		notify(ctx, s.st, s.log, t, KindError, Message{Text: "“" + t.Title + "” expired: nobody decided its approval in time."}, nil)
-	case store.TaskCancelled:
-		notify(ctx, s.st, s.log, t, KindDecisionNoted, Message{Text: "“" + t.Title + "” was cancelled; nothing more will be done."}, nil)
 	}
 	return t
 }

@@ -31,9 +31,19 @@ func notify(ctx context.Context, st store.Store, log *slog.Logger, t store.Task,
 
 var errNoChannel = errors.New("the task came from no channel, so there is nowhere to send to")
 
-// queue queues m for the task's channel. The reply token of the asking
-// message travels along, so a sender answers with it while it is fresh.
+// queue queues m for the task's channel.
 func queue(ctx context.Context, st store.Store, t store.Task, kind string, m Message, sendAt *time.Time) (store.Notification, error) {
+	n, err := notification(t, kind, m, sendAt)
+	if err != nil {
+		return store.Notification{}, err
+	}
+	return st.Notifications().Create(context.WithoutCancel(ctx), n)
+}
+
+// notification is m for the task's channel, due at sendAt (nil: now), or
+// errNoChannel. The reply token of the asking message travels along, so
+// a sender answers with it while it is fresh.
+func notification(t store.Task, kind string, m Message, sendAt *time.Time) (store.Notification, error) {
 	a := addressOf(t)
 	if a.Channel == "" || a.Target == "" {
 		return store.Notification{}, errNoChannel
@@ -45,8 +55,21 @@ func queue(ctx context.Context, st store.Store, t store.Task, kind string, m Mes
 	if err != nil {
 		return store.Notification{}, err
 	}
-	return st.Notifications().Create(context.WithoutCancel(ctx), store.Notification{WorkspaceID: t.WorkspaceID, TaskID: t.ID,
-		Channel: a.Channel, Target: a.Target, Kind: kind, Payload: payload, SendAt: sendAt})
+	return store.Notification{WorkspaceID: t.WorkspaceID, TaskID: t.ID,
+		Channel: a.Channel, Target: a.Target, Kind: kind, Payload: payload, SendAt: sendAt}, nil
+}
+
+// answer is the notification that tells the asker of t's end (kind and
+// m), for TaskUpdate.Notification: nil when t came from no channel.
+func answer(log *slog.Logger, t store.Task, kind string, m Message) *store.Notification {
+	n, err := notification(t, kind, m, nil)
+	if err != nil {
+		if !errors.Is(err, errNoChannel) {
+			log.Error("task notification not queued", "task_id", t.ID, "kind", kind, "err", err)
+		}
+		return nil
+	}
+	return &n
 }
 
 // deliverGiveUp is how long a notification that keeps failing with

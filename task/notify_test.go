@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -81,5 +82,81 @@ func TestDeliverRetriesWithBackoff(t *testing.T) {
 				t.Errorf("a sent notification was sent again (%d tries)", snd.tries)
 			}
 		})
+	}
+}
+
+// settleWatch is a store whose Tasks().Transition notes, the moment a
+// task becomes final, what the task's notifications are: the first
+// moment anyone can see it settled.
+type settleWatch struct {
+	store.Store
+	mu   sync.Mutex
+	seen map[string][]store.Notification // by task id
+}
+
+func (w *settleWatch) Tasks() store.Tasks { return watchedTasks{w.Store.Tasks(), w} }
+
+type watchedTasks struct {
+	store.Tasks
+	w *settleWatch
+}
+
+func (t watchedTasks) Transition(ctx context.Context, workspaceID, id string, from []store.TaskStatus, to store.TaskStatus, u store.TaskUpdate) (store.Task, error) {
+	got, err := t.Tasks.Transition(ctx, workspaceID, id, from, to, u)
+	if err == nil && got.Status.Final() {
+		ns, lerr := t.w.Store.Notifications().List(ctx, workspaceID, store.NotificationFilter{TaskID: id})
+		if lerr != nil {
+			panic(lerr)
+		}
+		t.w.mu.Lock()
+		t.w.seen[id] = ns
+		t.w.mu.Unlock()
+	}
+	return got, err
+}
+
+// TestAnswerQueuedWithTheSettledTask: a task's answer is queued in the
+// transaction that settles it, so whoever sees the task done (a poller,
+// Deliver's next pass) finds the answer queued, and a crash cannot come
+// between the two and lose it. It was queued after the transition once,
+// and TestDeliverRetriesWithBackoff's first pass found nothing to send
+// now and then.
+func TestAnswerQueuedWithTheSettledTask(t *testing.T) {
+	base := newEnv(t, envOptions{})
+	w := &settleWatch{Store: base.st, seen: map[string][]store.Notification{}}
+	e := newEnv(t, envOptions{store: w, workspace: base.ws})
+
+	done := e.submit(t, task.Intent{Action: "search", Target: "handbook"}, "")
+	e.waitTask(t, done.Task.ID, store.TaskDone)
+
+	rejected := e.submit(t, task.Intent{Action: "schedule", Object: "calendar_event", Target: "offsite", When: time.Now().Add(time.Hour).Format(time.RFC3339)}, "")
+	e.waitTask(t, rejected.Task.ID, store.TaskAwaitingApproval)
+	ap := e.pending(t, rejected.Task.ID)
+	if _, err := e.svc.Decide(t.Context(), task.Decision{WorkspaceID: e.ws, ApprovalID: ap.ID, Approve: false, Approver: admin}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitTask(t, rejected.Task.ID, store.TaskCancelled)
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range []struct {
+		name, id string
+		kinds    []string
+	}{
+		{"done", done.Task.ID, []string{task.KindResult}},
+		{"rejected", rejected.Task.ID, []string{task.KindDecisionNoted, task.KindApproval}},
+	} {
+		ns, ok := w.seen[c.id]
+		if !ok {
+			t.Errorf("%s: no final transition seen", c.name)
+			continue
+		}
+		var kinds []string
+		for _, n := range ns {
+			kinds = append(kinds, n.Kind)
+		}
+		if !slices.Equal(kinds, c.kinds) {
+			t.Errorf("%s: when the task became final its notifications were %v, want %v (newest first)", c.name, kinds, c.kinds)
+		}
 	}
 }

@@ -330,11 +330,11 @@ func (s *Service) clarify(ctx context.Context, t store.Task, question string) (O
 func (s *Service) fail(ctx context.Context, t store.Task, out Outcome, msg string) (Outcome, error) {
 	payload, _ := json.Marshal(map[string]any{"error": msg})
 	t, err := s.st.Tasks().Transition(ctx, t.WorkspaceID, t.ID, liveStatuses, store.TaskFailed,
-		store.TaskUpdate{Event: &store.TaskEvent{Type: store.TaskEventFailed, Actor: "system:task", Payload: payload}})
+		store.TaskUpdate{Event: &store.TaskEvent{Type: store.TaskEventFailed, Actor: "system:task", Payload: payload},
+			Notification: answer(s.log, t, KindError, Message{Text: "Sorry, I could not do that: " + msg})})
 	if err != nil {
 		return Outcome{}, err
 	}
-	notify(ctx, s.st, s.log, t, KindError, Message{Text: "Sorry, I could not do that: " + msg}, nil)
 	out.Task = t
 	return out, nil
 }
