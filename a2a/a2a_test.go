@@ -37,6 +37,11 @@ func (a testAgents) Get(_ context.Context, name string) (*agent.Agent, a2a.Agent
 	return ag, a2a.AgentInfo{Name: name, Description: "test agent " + name}, nil
 }
 
+func (a testAgents) Describe(ctx context.Context, name string) (a2a.AgentInfo, error) {
+	_, info, err := a.Get(ctx, name)
+	return info, err
+}
+
 func (a testAgents) Scope(context.Context) string { return "ws" }
 
 // fakeAgent is an agent whose model is the OpenAI fake answering turns.

@@ -70,6 +70,18 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			yield(nil, errors.New("a2a: no agent in the execution's context"))
 			return
 		}
+		ag := c.agent
+		if ag == nil {
+			// A message the request's probe did not see (ServeHTTP
+			// resolves the agent of every message it recognises, to
+			// answer a refusal with its status): resolve it now, so that
+			// nothing runs without Agents.Get's say.
+			var err error
+			if ag, _, err = e.s.opts.Agents.Get(ctx, c.name); err != nil {
+				yield(nil, refusal(c.name, err))
+				return
+			}
+		}
 		if ec.StoredTask != nil {
 			yield(nil, a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("continuing task %q is not supported: each message starts a new task; keep contextId to stay in one conversation", ec.TaskID)))
 			return
@@ -106,7 +118,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		artifactID := a2a.NewArtifactID()
 		var answer strings.Builder
 		var runErr error
-		for ev, err := range c.agent.Run(runCtx, agent.Input{Messages: []llm.Message{llm.Text(llm.RoleUser, text)}, Buffered: !streaming}) {
+		for ev, err := range ag.Run(runCtx, agent.Input{Messages: []llm.Message{llm.Text(llm.RoleUser, text)}, Buffered: !streaming}) {
 			if err != nil {
 				runErr = err
 				break
@@ -176,6 +188,19 @@ func (i endedCancel) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2
 		return ctx, nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %q has already ended (%s)", r.ID, st))
 	}
 	return ctx, nil, nil
+}
+
+// refusal is the JSON-RPC error of an agent that Agents.Get would not give
+// the executor.
+func refusal(name string, err error) error {
+	var refused *RefusalError
+	switch {
+	case errors.Is(err, ErrUnknownAgent):
+		return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf("no agent named %q", name))
+	case errors.As(err, &refused):
+		return a2a.NewError(a2a.ErrInvalidRequest, refused.Message)
+	}
+	return fmt.Errorf("a2a: resolve agent %q: %w", name, err)
 }
 
 func agentMessage(ec *a2asrv.ExecutorContext, text string) *a2a.Message {

@@ -26,6 +26,8 @@ var ErrUnknownAgent = errors.New("unknown agent")
 // RefusalError is what Agents.Get returns for a caller that may not run
 // the agent now, such as a workspace that has spent its budget: the
 // server answers Status (429) with Message instead of an internal error.
+// Describe never returns it: a card, or a task already run, is the
+// caller's to read whatever it may spend.
 type RefusalError struct {
 	Status  int
 	Message string
@@ -47,8 +49,14 @@ type AgentInfo struct {
 type Agents interface {
 	// List returns the caller's agents.
 	List(ctx context.Context) ([]AgentInfo, error)
-	// Get resolves one of them; an unknown name gives an error wrapping
-	// ErrUnknownAgent.
+	// Describe finds one of them for what only reads about it: its card
+	// and the requests on its tasks. An unknown name gives an error
+	// wrapping ErrUnknownAgent; a caller that may see the agent but not
+	// run it now (a spent budget) gets its AgentInfo.
+	Describe(ctx context.Context, name string) (AgentInfo, error)
+	// Get resolves one of them to run, for a message that starts a task;
+	// an unknown name gives an error wrapping ErrUnknownAgent, a caller
+	// that may not run it now a *RefusalError.
 	Get(ctx context.Context, name string) (*agent.Agent, AgentInfo, error)
 	// Scope names the caller's tenant (the workspace id); a task is
 	// visible only in the scope that created it.
@@ -145,7 +153,11 @@ func (s *Server) Stop() { s.runs.stop() }
 // the request's context to the executor, the card producer and the task
 // store, which the SDK calls with that context.
 type call struct {
+	// agent is the resolved agent of a message that starts a task; nil
+	// for a request that only reads (a card, GetTask), which the
+	// executor then resolves itself before it runs anything.
 	agent *agent.Agent
+	name  string
 	info  AgentInfo
 	url   string
 	// scope is the caller's scope and the agent: a task is visible only
@@ -262,9 +274,20 @@ func (s *Server) Card(info AgentInfo, agentURL string) *AgentCard {
 	return c
 }
 
-// resolve finds the named agent for the caller; on failure it has answered.
-func (s *Server) resolve(w http.ResponseWriter, r *http.Request, name string, fail func(status int, code int, msg string)) (*http.Request, bool) {
-	a, info, err := s.opts.Agents.Get(r.Context(), name)
+// resolve finds the named agent for the caller, to run it when run is set
+// (Agents.Get, which refuses a caller that may not run it now) and only to
+// describe it otherwise (Agents.Describe); on failure it has answered.
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request, name string, run bool, fail func(status int, code int, msg string)) (*http.Request, bool) {
+	var (
+		a    *agent.Agent
+		info AgentInfo
+		err  error
+	)
+	if run {
+		a, info, err = s.opts.Agents.Get(r.Context(), name)
+	} else {
+		info, err = s.opts.Agents.Describe(r.Context(), name)
+	}
 	if err != nil {
 		if errors.Is(err, ErrUnknownAgent) {
 			fail(http.StatusNotFound, CodeInvalidRequest, fmt.Sprintf("no agent named %q; GET %s lists the agents", name, s.opts.Prefix))
@@ -279,12 +302,24 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, name string, fa
 		fail(http.StatusInternalServerError, CodeInternal, fmt.Sprintf("cannot resolve agent %q now; try again", name))
 		return nil, false
 	}
-	c := &call{agent: a, info: info, url: s.agentURL(r, name), scope: s.opts.Agents.Scope(r.Context()) + "\x00" + name}
+	c := &call{agent: a, name: name, info: info, url: s.agentURL(r, name), scope: s.opts.Agents.Scope(r.Context()) + "\x00" + name}
 	return r.WithContext(context.WithValue(r.Context(), callKey{}, c)), true
 }
 
+// startsRun reports whether a JSON-RPC method sends a message, which runs
+// the agent; the others read or end tasks (or the card) and run nothing.
+func startsRun(method string) bool {
+	switch method {
+	case "SendMessage", "SendStreamingMessage", "message/send", "message/stream":
+		return true
+	}
+	return false
+}
+
 func (s *Server) card(w http.ResponseWriter, r *http.Request, name string) {
-	r, ok := s.resolve(w, r, name, func(status, _ int, msg string) {
+	// A card describes the agent: a caller that may not run it now (a
+	// spent budget) still reads it.
+	r, ok := s.resolve(w, r, name, false, func(status, _ int, msg string) {
 		writeJSON(w, status, map[string]string{"error": msg})
 	})
 	if !ok {
@@ -311,7 +346,10 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request, name string) {
 		writeRPCError(w, http.StatusOK, probe.ID, CodeVersionNotSupported, fmt.Sprintf("A2A version %q is not supported; this agent speaks 1.0 and 0.3", v))
 		return
 	}
-	r, ok := s.resolve(w, r, name, func(status, code int, msg string) {
+	// A message is refused here, with its HTTP status (429 for a spent
+	// budget), before the SDK creates a task; the executor resolves the
+	// agent itself for a message this probe missed.
+	r, ok := s.resolve(w, r, name, startsRun(probe.Method), func(status, code int, msg string) {
 		writeRPCError(w, status, probe.ID, code, msg)
 	})
 	if !ok {

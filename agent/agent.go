@@ -120,7 +120,8 @@ type Agent struct {
 
 // RunEnd is how a run ended, as Agent.Observe learns it.
 type RunEnd struct {
-	// Usage is the tokens of every model call of the run.
+	// Usage is the tokens of every model call of the run (of a run that
+	// failed or was stopped, the calls made before it ended).
 	Usage        llm.Usage
 	Steps        int
 	FinishReason llm.FinishReason

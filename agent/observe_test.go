@@ -122,3 +122,30 @@ func (m ctxModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Eve
 	*m.saw = append(*m.saw, ctx.Value(m.key))
 	return m.next.Stream(ctx, req)
 }
+
+// TestObserveCountsTheCallsOfAFailedRun: a run that fails after some model
+// calls ends with their usage: the tokens were spent (and billed) whether
+// or not the run answered. It ended with none once, so a failed run's
+// usage row said 0 tokens and a budget never saw them.
+func TestObserveCountsTheCallsOfAFailedRun(t *testing.T) {
+	var ends []RunEnd
+	observe := func(ctx context.Context) (context.Context, func(RunEnd)) {
+		return ctx, func(e RunEnd) { ends = append(ends, e) }
+	}
+	calc := newTool("calculator", func(context.Context, json.RawMessage) (tool.Result, error) {
+		return tool.Result{Content: "42"}, nil
+	})
+	boom := &llm.Error{Kind: llm.KindQuota, Message: "budget spent"}
+	model := script(t,
+		turn{events: events(call(0, "c1", "calculator", `{"expression":"6*7"}`), finish(llm.FinishToolCalls, 300, 20))},
+		turn{events: events(call(0, "c2", "calculator", `{"expression":"6*8"}`), finish(llm.FinishToolCalls, 330, 25))},
+		turn{err: boom},
+	)
+	a := &Agent{Model: model, Tools: []tool.Tool{calc}, Observe: observe}
+	if _, err := a.Generate(t.Context(), Input{Messages: []llm.Message{llm.Text(llm.RoleUser, "6*7, then 6*8")}}); !errors.Is(err, boom) {
+		t.Fatalf("run = %v, want the third call's error", err)
+	}
+	if len(ends) != 1 || !errors.Is(ends[0].Err, boom) || ends[0].Usage != (llm.Usage{InputTokens: 630, OutputTokens: 45}) {
+		t.Errorf("ends = %+v; want one, failed, with the two calls' 630 in and 45 out", ends)
+	}
+}

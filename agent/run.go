@@ -52,13 +52,21 @@ import (
 // that "Let me check." and "It is 3 pm." do not run together.
 func (a *Agent) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
 	if a.Observe == nil {
-		return a.run(ctx, in)
+		return a.run(ctx, in, nil)
 	}
 	return func(yield func(Event, error) bool) {
 		ctx, done := a.Observe(ctx)
 		end := RunEnd{Err: context.Canceled}
-		defer func() { done(end) }()
-		for ev, err := range a.run(ctx, in) {
+		var r *run
+		defer func() {
+			if end.Err != nil && r != nil {
+				// The calls made before the run failed or was stopped
+				// were spent: their tokens are the run's usage.
+				end.Usage = r.usage
+			}
+			done(end)
+		}()
+		for ev, err := range a.run(ctx, in, &r) {
 			switch {
 			case err != nil:
 				end.Err = err
@@ -78,12 +86,17 @@ func (a *Agent) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
 	}
 }
 
-func (a *Agent) run(ctx context.Context, in Input) iter.Seq2[Event, error] {
+// run runs the agent; *state, when state is set, gets the run's state
+// once it has started.
+func (a *Agent) run(ctx context.Context, in Input, state **run) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		r, err := a.start(in)
 		if err != nil {
 			yield(Event{}, err)
 			return
+		}
+		if state != nil {
+			*state = r
 		}
 		for _, w := range a.Warnings {
 			if !yield(Event{Type: EventWarning, Text: w}, nil) {

@@ -7,17 +7,23 @@
 //
 //	e := budget.New(st.Budgets(), st.Usage(), &budget.Options{Default: budget.Limits{Tokens: 5_000_000}})
 //	if err := e.Check(ctx, workspaceID); err != nil { ... refuse ... }
-//	e.Add(rec)              // a usage record handed to the asynchronous writer
+//	h := e.Hold(workspaceID) // a run starts: ctx = budget.WithHold(ctx, h)
+//	model = e.Model(model, workspaceID, cost) // checks and charges each call of a run
+//	e.Add(rec); h.Release() // the run's usage record handed to the asynchronous writer
 //	e.Written(recs, ok)     // the writer committed (or dropped) them
 //
 // Spending is read cheaply: the store keeps a running count per workspace
 // and month (store.Usage.Spend, one row), which Check reads at most once
 // per TTL per workspace; in between, the Enforcer adds what this process
 // recorded since (Written) and what is still queued for the database
-// (Add, until Written). The count of this process is therefore exact; that
-// of other processes (workers, other replicas) is seen within TTL. A run
-// already under way when a budget is spent is not stopped: budgets are
-// checked before a run, so the month may end a run or so over its limit.
+// (Add, until Written), and what its runs under way have spent so far
+// (Hold, charged by Model after each model call). The count of this
+// process is therefore exact; that of other processes (workers, other
+// replicas) is seen within TTL. A budget is checked before a run and
+// before each of its model calls, so a run under way is stopped at its
+// next call once the budget is spent: the month ends at most one model
+// call per running run over its limit (plus other processes' spending
+// of the last TTL).
 package budget
 
 import (
@@ -106,6 +112,8 @@ type entry struct {
 	queued []queuedRecord
 	// warned are the kinds whose warning this month is known sent.
 	warnedTokens, warnedCost bool
+	// holds are the runs under way and what each has spent so far.
+	holds map[*Hold]spend
 }
 
 // fresh reports whether the entry may be used at now: read within ttl, in
@@ -245,11 +253,11 @@ func (e *Enforcer) Check(ctx context.Context, workspaceID string) error {
 		en.mu.Unlock()
 		return nil
 	}
-	used := en.base.plus(en.written).plus(en.pending)
 	month, since, next := en.month, en.start, en.next
 	if en.resetAt.After(since) {
 		since = en.resetAt
 	}
+	used := en.base.plus(en.written).plus(en.pending).plus(en.held(since))
 	warnTokens := lim.Tokens > 0 && !en.warnedTokens && used.tokens*100 >= lim.Tokens*WarnPercent
 	warnCost := lim.Cost > 0 && !en.warnedCost && int64(used.cost)*100 >= int64(lim.Cost)*WarnPercent
 	en.mu.Unlock()
@@ -388,8 +396,10 @@ type Status struct {
 	Since    time.Time `json:"since"`
 	ResetsAt time.Time `json:"resets_at"`
 	// Used is what the month has spent so far, this process's queued
-	// records included.
+	// records and its runs under way included; InFlight is the part
+	// spent by this process's runs under way (not recorded yet).
 	Used     Limits `json:"used"`
+	InFlight Limits `json:"in_flight"`
 	Currency string `json:"currency"`
 }
 
@@ -405,13 +415,15 @@ func (e *Enforcer) Status(ctx context.Context, workspaceID string) (Status, erro
 	}
 	en.mu.Lock()
 	defer en.mu.Unlock()
-	used := en.base.plus(en.written).plus(en.pending)
 	since := en.start
 	if en.resetAt.After(since) {
 		since = en.resetAt
 	}
+	held := en.held(since)
+	used := en.base.plus(en.written).plus(en.pending).plus(held)
 	return Status{Limits: en.limits, Custom: en.custom, Default: e.def, Month: en.month, Since: since,
-		ResetsAt: en.next, Used: Limits{Tokens: used.tokens, Cost: used.cost}, Currency: e.cur}, nil
+		ResetsAt: en.next, Used: Limits{Tokens: used.tokens, Cost: used.cost},
+		InFlight: Limits{Tokens: held.tokens, Cost: held.cost}, Currency: e.cur}, nil
 }
 
 // Set stores the workspace's own limits (replacing the default) and

@@ -14,6 +14,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/catalog"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
+	"github.com/agentcraftlab/agentcraft/pricing"
 	"github.com/agentcraftlab/agentcraft/provider"
 	"github.com/agentcraftlab/agentcraft/rag"
 	"github.com/agentcraftlab/agentcraft/skill"
@@ -167,6 +168,12 @@ func (p *Platform) build(ctx context.Context, row store.Agent, off catalog.Disab
 		p.logger.Warn("agent knowledge bases ignored", "workspace_id", row.WorkspaceID, "agent", row.Name,
 			"reason", "no knowledge search is configured (platform.Options.Knowledge)")
 	}
+	// Outermost: each model call of a run is checked against the
+	// workspace's budgets with the run's spending so far, and charged.
+	model = p.budgets.Model(model, row.WorkspaceID, func(u llm.Usage) pricing.Money {
+		c, _ := p.Cost(provName, modelID, u)
+		return c
+	})
 	rt := &agent.Agent{
 		Name:               row.Name,
 		Model:              model,

@@ -29,9 +29,9 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/agent"
 	"github.com/agentcraftlab/agentcraft/audit"
+	"github.com/agentcraftlab/agentcraft/budget"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/platform"
-	"github.com/agentcraftlab/agentcraft/pricing"
 	"github.com/agentcraftlab/agentcraft/provider"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/tool"
@@ -200,17 +200,16 @@ func New(p *platform.Platform, opts *Options) *Runner {
 	return r
 }
 
-// Agent resolves the caller's agent called name. An unknown name gives an
-// error wrapping ErrUnknownAgent; a workspace that has spent a monthly
-// budget gets an *llm.Error of kind llm.KindQuota (HTTP 429) before any
-// model is called (package budget).
+// Agent resolves the caller's agent called name, to run it. An unknown
+// name gives an error wrapping ErrUnknownAgent; a workspace that has spent
+// a monthly budget gets an *llm.Error of kind llm.KindQuota (HTTP 429)
+// before any model is called (package budget). Only what runs asks here:
+// what only describes an agent (an A2A card, /v1/models) reads it from
+// the platform (platform.Platform.Agent), which no budget refuses.
 func (r *Runner) Agent(ctx context.Context, c Caller, name string) (*Agent, error) {
-	if c.WorkspaceID == "" {
-		return nil, errors.New("run: caller has no workspace")
-	}
 	// The budget first: a spent workspace is refused whatever it names,
 	// so /v1's workflow/<name> models (not agents) are refused too.
-	if err := r.p.Budgets().Check(ctx, c.WorkspaceID); err != nil {
+	if err := r.admit(ctx, c); err != nil {
 		return nil, err
 	}
 	def, err := r.p.Agent(ctx, c.WorkspaceID, name)
@@ -221,12 +220,10 @@ func (r *Runner) Agent(ctx context.Context, c Caller, name string) (*Agent, erro
 }
 
 // Inline builds an agent that is not stored (a workflow node's inline
-// configuration) for the caller; its budget is checked as Agent's is.
+// configuration) for the caller, to run it; its budget is checked as
+// Agent's is.
 func (r *Runner) Inline(ctx context.Context, c Caller, row store.Agent) (*Agent, error) {
-	if c.WorkspaceID == "" {
-		return nil, errors.New("run: caller has no workspace")
-	}
-	if err := r.p.Budgets().Check(ctx, c.WorkspaceID); err != nil {
+	if err := r.admit(ctx, c); err != nil {
 		return nil, err
 	}
 	def, err := r.p.InlineAgent(ctx, c.WorkspaceID, row)
@@ -234,6 +231,15 @@ func (r *Runner) Inline(ctx context.Context, c Caller, row store.Agent) (*Agent,
 		return nil, err
 	}
 	return r.bind(c, def), nil
+}
+
+// admit is the one place a run is refused before it starts: a caller
+// without a workspace, or a workspace that has spent its monthly budget.
+func (r *Runner) admit(ctx context.Context, c Caller) error {
+	if c.WorkspaceID == "" {
+		return errors.New("run: caller has no workspace")
+	}
+	return r.p.Budgets().Check(ctx, c.WorkspaceID)
 }
 
 func (r *Runner) bind(c Caller, def *platform.Agent) *Agent {
@@ -350,7 +356,15 @@ func (a *Agent) observe(ctx context.Context) (context.Context, func(agent.RunEnd
 	ctx, endSpan := a.traceRun(ctx)
 	ctx = provider.ContextWithMeter(ctx, &a.meter)
 	ctx = audit.WithScope(ctx, audit.Scope{WorkspaceID: a.caller.WorkspaceID, Actor: a.caller.ActorString()})
-	return ctx, func(end agent.RunEnd) { a.record(start, a.meter.Upstream()-up0, end); endSpan(end) }
+	// The run's model calls are charged to a hold until its usage record
+	// counts them (package budget), so a budget spent mid-run stops it.
+	hold := a.r.p.Budgets().Hold(a.caller.WorkspaceID)
+	ctx = budget.WithHold(ctx, hold)
+	return ctx, func(end agent.RunEnd) {
+		a.record(start, a.meter.Upstream()-up0, end)
+		hold.Release()
+		endSpan(end)
+	}
 }
 
 func (a *Agent) record(start time.Time, upstream time.Duration, end agent.RunEnd) {
@@ -373,11 +387,9 @@ func (a *Agent) record(start time.Time, upstream time.Duration, end agent.RunEnd
 		Workflow:     c.Workflow,
 		CreatedAt:    start,
 	}
-	// Priced where the row is made, so every surface's rows carry a cost:
-	// cached input at the cached price, the rest at the input price.
+	// Priced where the row is made, so every surface's rows carry a cost.
 	var priced bool
-	rec.Cost, priced = a.r.p.Pricing().Cost(a.Def.Provider, a.Def.ModelID, pricing.Tokens{
-		Input: end.Usage.InputTokens, Cached: end.Usage.CachedTokens, Output: end.Usage.OutputTokens})
+	rec.Cost, priced = a.r.p.Cost(a.Def.Provider, a.Def.ModelID, end.Usage)
 	rec.Unpriced = !priced
 	if c.Actor == ActorAPIKey {
 		rec.APIKeyID = c.ActorID

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/budget"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
+	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/pricing"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
@@ -200,5 +202,73 @@ func TestBudgetRefusesWarnsAndResets(t *testing.T) {
 		if r.Cost != costTurnNanos || r.Unpriced || r.CachedTokens != 100 {
 			t.Errorf("usage row %+v: want cost 0.00075 (cached tokens at the cached price), priced", r)
 		}
+	}
+}
+
+// TestBudgetStopsARunUnderWay: a budget spent in the middle of a run stops
+// it at its next model call, not a run later: each call of the run is
+// checked with what the run has spent so far. With a 1000-token budget
+// and 400 tokens a turn, an agent looping on a tool makes three calls
+// (0, 400 and 800 spent before each) and is refused at the fourth; the
+// run's usage row counts the three, and the next request is refused
+// before any model call.
+func TestBudgetStopsARunUnderWay(t *testing.T) {
+	t.Parallel()
+	_, fake, c := budgetEnv(t)
+	loop := func(i int) llmtest.Turn {
+		return llmtest.Turn{
+			ToolCalls: []llm.ToolCall{{ID: fmt.Sprint("call_", i), Name: "calculator", Arguments: `{"expression":"2+2"}`}},
+			Usage:     llm.Usage{InputTokens: 350, OutputTokens: 50}}
+	}
+	fake.Push(loop(1), loop(2), loop(3), loop(4), llmtest.Turn{Text: "4", Usage: llm.Usage{InputTokens: 350, OutputTokens: 50}})
+	for _, stream := range []bool{false, true} {
+		body := fmt.Sprintf(`{"model":"helper","stream":%t,"messages":[{"role":"user","content":"add it up"}]}`, stream)
+		resp, b := c.do("POST", "/v1/chat/completions", body)
+		if !stream {
+			d := wantError(t, resp, b, http.StatusTooManyRequests, "budget_exceeded")
+			if !strings.Contains(d.Message, "monthly token budget of 1000 tokens (1200 used") {
+				t.Errorf("the run was stopped with %q; want the budget named, 1200 used", d.Message)
+			}
+			if got := len(fake.Requests()); got != 3 {
+				t.Fatalf("the provider saw %d calls; want 3, the run stopped at its fourth", got)
+			}
+			continue
+		}
+		// The next request, streamed or not, is refused before any call.
+		if resp.StatusCode != http.StatusTooManyRequests || len(fake.Requests()) != 3 {
+			t.Errorf("next request = %d %s after %d calls; want 429 and no call", resp.StatusCode, b, len(fake.Requests()))
+		}
+	}
+	var st budgetStatus
+	c.json("GET", "/api/budget", "", http.StatusOK, &st)
+	if st.Used.Tokens != 1200 {
+		t.Errorf("used %d tokens, want 1200 (the stopped run's three calls)", st.Used.Tokens)
+	}
+}
+
+// TestCacheWritesPricedAtTheWritePrice: a turn of an Anthropic model that
+// writes to the prompt cache is priced by the built-in table at 1.25×
+// input for the written tokens, 0.1× for the read ones: the cost on its
+// usage row, and what a cost budget counts.
+func TestCacheWritesPricedAtTheWritePrice(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.NewAnthropic(t)
+	off := false
+	env := servertest.New(t, &servertest.Options{
+		Providers: []platform.ProviderConfig{{Name: "anthropic", Type: "anthropic", BaseURL: fake.URL, APIKey: "upstream-secret",
+			Middleware: middleware.Settings{Retry: middleware.RetrySettings{Enabled: &off}}}},
+		Agents: []platform.AgentSpec{{Name: "claude", Model: "anthropic/claude-sonnet-4-5-20250929", Instructions: "Help."}},
+	})
+	c := client{t: t, base: env.URL, key: env.Key}
+	fake.Push(llmtest.Turn{Text: "ok", Usage: llm.Usage{InputTokens: 10_000, CachedTokens: 2_000, CacheWriteTokens: 3_000, OutputTokens: 100}})
+	c.json("POST", "/v1/chat/completions", `{"model":"claude","messages":[{"role":"user","content":"hi"}]}`, http.StatusOK, nil)
+	env.Platform.Stop() // flush the usage recorder
+
+	var usage struct{ Data []store.UsageSummary }
+	c.json("GET", "/api/usage", "", http.StatusOK, &usage)
+	// 5000 × $3.00 + 2000 × $0.30 + 3000 × $3.75 + 100 × $15.00 per million.
+	const want = pricing.Money(5000*3000 + 2000*300 + 3000*3750 + 100*15000)
+	if len(usage.Data) != 1 || usage.Data[0].Cost != want || usage.Data[0].InputTokens != 10_000 || usage.Data[0].CachedTokens != 2_000 || usage.Data[0].Unpriced != 0 {
+		t.Errorf("usage = %+v; want one priced row of 10000 input tokens (2000 read from the cache) costing %v", usage.Data, want)
 	}
 }

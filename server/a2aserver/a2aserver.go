@@ -105,6 +105,21 @@ func (a a2aAgents) List(ctx context.Context) ([]a2a.AgentInfo, error) {
 	return out, nil
 }
 
+// Describe reads the agent from the platform, not through the Runner: a
+// card describes an agent and runs nothing, so a workspace that has spent
+// its budget still reads it (the Runner refuses such a workspace when it
+// asks to run one, in Get).
+func (a a2aAgents) Describe(ctx context.Context, name string) (a2a.AgentInfo, error) {
+	def, err := a.p.Agent(ctx, a.workspace(ctx), name)
+	if errors.Is(err, run.ErrUnknownAgent) {
+		return a2a.AgentInfo{}, fmt.Errorf("%w %q", a2a.ErrUnknownAgent, name)
+	}
+	if err != nil {
+		return a2a.AgentInfo{}, err
+	}
+	return a2a.AgentInfo{Name: name, Description: agentDescription(name, def.Row.Model)}, nil
+}
+
 func (a a2aAgents) Get(ctx context.Context, name string) (*agent.Agent, a2a.AgentInfo, error) {
 	pr, _ := platform.PrincipalFrom(ctx)
 	ag, err := a.runner.Agent(ctx, run.Caller{Principal: run.PrincipalOf(pr), Surface: run.SurfaceA2A}, name)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentcraftlab/agentcraft/a2a"
+	"github.com/agentcraftlab/agentcraft/budget"
 	"github.com/agentcraftlab/agentcraft/internal/npmtest"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
@@ -227,5 +228,58 @@ func TestA2APersonalMemory(t *testing.T) {
 		if got := result(); !strings.Contains(got, tc.own) || strings.Contains(got, tc.leak) {
 			t.Errorf("%s's recall over A2A showed the model %s; want %s and never %s", tc.name, got, tc.own, tc.leak)
 		}
+	}
+}
+
+// TestA2ABudgetRefusesRunsNotCards: a workspace that has spent its monthly
+// budget still reads its agents' cards and its tasks — describing costs
+// nothing — while every message, 1.0 or 0.3, streaming or not, is refused
+// with 429 naming the budget before any model is called.
+func TestA2ABudgetRefusesRunsNotCards(t *testing.T) {
+	fake := llmtest.NewOpenAI(t, llmtest.Turn{Text: "Paris.", Usage: llm.Usage{InputTokens: 150, OutputTokens: 50}})
+	env := servertest.New(t, &servertest.Options{Providers: []platform.ProviderConfig{servertest.FakeProvider(fake)},
+		Agents: []platform.AgentSpec{{Name: "helper", Model: "fake/m", Instructions: "Help.", MaxSteps: 3}},
+		Budget: &budget.Options{Default: budget.Limits{Tokens: 100}}})
+	c := servertest.Client{T: t, Base: env.URL, Key: env.Key}
+
+	ac, err := a2a.NewClient(t.Context(), env.URL+"/a2a/helper", &a2a.ClientOptions{Token: env.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, taskID, err := ac.SendText(t.Context(), "Capital of France?")
+	if err != nil || answer != "Paris." {
+		t.Fatalf("SendText within the budget = %q, %v", answer, err)
+	}
+	// 200 of 100 tokens are spent now.
+
+	for _, p := range []string{"/a2a/helper/.well-known/agent-card.json", "/a2a/helper/.well-known/agent.json", "/a2a/helper"} {
+		var card struct{ Name, Description string }
+		c.JSON("GET", p, "", http.StatusOK, &card)
+		if card.Name != "helper" || !strings.Contains(card.Description, "fake/m") {
+			t.Errorf("GET %s over budget: card = %+v; want helper's card", p, card)
+		}
+	}
+	if resp, body := c.Do("GET", "/a2a/nobody/.well-known/agent-card.json", ""); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("card of an unknown agent over budget = %d %s; want 404", resp.StatusCode, body)
+	}
+	var got rpcAnswer
+	c.JSON("POST", "/a2a/helper", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":%q}}`, taskID), http.StatusOK, &got)
+	if got.Error != nil || !strings.Contains(string(got.Result), "Paris.") {
+		t.Errorf("GetTask over budget = %+v %s; want the finished task", got.Error, got.Result)
+	}
+
+	before := len(fake.Requests())
+	msg10 := `{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Capital of Italy?"}]}`
+	msg03 := `{"kind":"message","messageId":"m2","role":"user","parts":[{"kind":"text","text":"Capital of Italy?"}]}`
+	for method, message := range map[string]string{"SendMessage": msg10, "SendStreamingMessage": msg10, "message/send": msg03, "message/stream": msg03} {
+		resp, body := c.Do("POST", "/a2a/helper", fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":%q,"params":{"message":%s}}`, method, message))
+		var out rpcAnswer
+		_ = json.Unmarshal(body, &out)
+		if resp.StatusCode != http.StatusTooManyRequests || out.Error == nil || !strings.Contains(out.Error.Message, "monthly token budget of 100 tokens") {
+			t.Errorf("%s over budget = %d %s; want 429 naming the monthly token budget", method, resp.StatusCode, body)
+		}
+	}
+	if n := len(fake.Requests()) - before; n != 0 {
+		t.Errorf("over budget, the provider saw %d requests; want none", n)
 	}
 }

@@ -32,6 +32,11 @@ func (s a2aAgents) Get(_ context.Context, name string) (*agent.Agent, a2a.AgentI
 	return s.a, a2a.AgentInfo{Name: name}, nil
 }
 
+func (s a2aAgents) Describe(ctx context.Context, name string) (a2a.AgentInfo, error) {
+	_, info, err := s.Get(ctx, name)
+	return info, err
+}
+
 func (s a2aAgents) Scope(context.Context) string { return "" }
 
 func a2aServer(t *testing.T, turns ...llmtest.Turn) string {
