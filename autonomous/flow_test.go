@@ -129,3 +129,28 @@ func TestPlanOfTrace(t *testing.T) {
 		t.Fatalf("plan = %+v", p)
 	}
 }
+
+// TestDropWorkspaceForgetsItsPlans: a deleted workspace's remembered plans
+// go with it; another workspace's stay.
+func TestDropWorkspaceForgetsItsPlans(t *testing.T) {
+	eng, err := memory.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := autonomous.NewMemory(eng)
+	ctx := context.Background()
+	for _, ws := range []string{"ws1", "ws2"} {
+		if err := mem.Remember(ctx, ws, autonomous.FlowPlan{Goal: "summarise the weekly sales report of " + ws, Nodes: []autonomous.FlowNode{{ID: "sum", Kind: "agent"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mem.DropWorkspace(ctx, "ws1"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := mem.Closest(ctx, "ws1", "summarise the sales report"); err != nil || p != nil {
+		t.Errorf("ws1's closest plan after the drop = %+v, %v; want none", p, err)
+	}
+	if p, err := mem.Closest(ctx, "ws2", "summarise the sales report"); err != nil || p == nil {
+		t.Errorf("ws2's closest plan = %+v, %v; want its plan kept", p, err)
+	}
+}

@@ -24,6 +24,22 @@ func NewMemory(engine search.Engine) *Memory { return &Memory{engine: engine} }
 
 func plansIndex(workspaceID string) string { return workspaceID + "_plans" }
 
+// DropWorkspace forgets the workspace's plans (its index), when the
+// workspace is deleted. An engine that cannot delete an index is an
+// error naming it.
+func (m *Memory) DropWorkspace(ctx context.Context, workspaceID string) error {
+	d, ok := m.engine.(interface {
+		DeleteIndex(ctx context.Context, index string) error
+	})
+	if !ok {
+		return fmt.Errorf("autonomous: drop plans of workspace %s: the search engine (%T) cannot delete an index", workspaceID, m.engine)
+	}
+	if err := d.DeleteIndex(ctx, plansIndex(workspaceID)); err != nil {
+		return fmt.Errorf("autonomous: drop plans of workspace %s: %w", workspaceID, err)
+	}
+	return nil
+}
+
 // Remember keeps p under its goal; a plan for the same goal replaces the
 // older one.
 func (m *Memory) Remember(ctx context.Context, workspaceID string, p FlowPlan) error {

@@ -149,7 +149,7 @@ func (c *Conversations) Delete(ctx context.Context, p run.Principal, id string) 
 		return err
 	}
 	if c.memories != nil {
-		return c.memories.dropConversation(ctx, p.WorkspaceID, id)
+		return c.memories.DropConversation(ctx, p.WorkspaceID, id)
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -309,8 +311,11 @@ func (m *Memories) owned(ctx context.Context, p run.Principal, id string) (store
 	return row, err
 }
 
-// dropConversation forgets the index of a deleted conversation.
-func (m *Memories) dropConversation(ctx context.Context, workspaceID, id string) error {
+// DropConversation forgets the search index of a deleted conversation's
+// memories (Conversations.Delete calls it; so does the retention pruner,
+// which deletes conversations in the database). An unknown one is not an
+// error.
+func (m *Memories) DropConversation(ctx context.Context, workspaceID, id string) error {
 	b := conversationBucket(workspaceID, id)
 	m.mu.Lock()
 	delete(m.buckets, b.name)
@@ -319,6 +324,38 @@ func (m *Memories) dropConversation(ctx context.Context, workspaceID, id string)
 		return fmt.Errorf("memory: drop index of conversation %s: %w", id, err)
 	}
 	return nil
+}
+
+// DropWorkspace forgets every search index of the workspace's memories
+// (its shared one, each owner's, each conversation's), before the
+// workspace is deleted: the rows go with the workspace, the indexes
+// would keep their text.
+func (m *Memories) DropWorkspace(ctx context.Context, workspaceID string) error {
+	names := map[string]bool{workspaceBucket(workspaceID).name: true}
+	f := store.MemoryFilter{WorkspaceID: workspaceID, Limit: store.MaxListLimit}
+	for {
+		page, err := m.st.Memories().List(ctx, f)
+		if err != nil {
+			return fmt.Errorf("memory: drop workspace %s: %w", workspaceID, err)
+		}
+		for _, row := range page.Memories {
+			names[bucketOf(row).name] = true
+		}
+		if page.Next == "" {
+			break
+		}
+		f.Cursor = page.Next
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		m.mu.Lock()
+		delete(m.buckets, name)
+		m.mu.Unlock()
+		if err := m.eng.DeleteIndex(ctx, name); err != nil {
+			errs = append(errs, fmt.Errorf("memory: drop index %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // bucket is one search index of memories with the store filter that

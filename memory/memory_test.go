@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm/middleware"
 	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/run"
+	"github.com/agentcraftlab/agentcraft/search"
 	searchmem "github.com/agentcraftlab/agentcraft/search/memory"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
@@ -583,5 +585,59 @@ func TestMemoryWritesAreAudited(t *testing.T) {
 	}
 	if want := []string{"memory.remember", "memory.update", "memory.forget"}; !cmp.Equal(actions, want) {
 		t.Errorf("audited %v, want %v", actions, want)
+	}
+}
+
+// TestDropWorkspaceForgetsItsIndexes: before a workspace is deleted, every
+// search index of its memories goes — the shared one, each owner's, each
+// conversation's — so that none of their text is left searchable; another
+// workspace's stay.
+func TestDropWorkspaceForgetsItsIndexes(t *testing.T) {
+	ctx := t.Context()
+	st := openStore(t)
+	ws, other := workspace(t, st, "a"), workspace(t, st, "b")
+	m, eng := newMemories(t, st)
+	a := key(ws, "k1")
+	cv, err := st.Conversations().Create(ctx, store.Conversation{WorkspaceID: ws, Owner: memory.Owner(a), Title: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []struct {
+		p run.Principal
+		n memory.Note
+	}{
+		{a, memory.Note{Text: "personal: the blue folder"}},
+		{a, memory.Note{Text: "shared: the blue folder", Scope: store.MemoryWorkspace}},
+		{a, memory.Note{Text: "thread: the blue folder", Scope: store.MemoryConversation, ConversationID: cv.ID}},
+		{key(other, "k1"), memory.Note{Text: "other workspace: the blue folder", Scope: store.MemoryWorkspace}},
+	} {
+		if _, err := m.Remember(ctx, n.p, n.n, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	everywhere := func() []string {
+		t.Helper()
+		res, err := eng.Search(ctx, search.Query{Text: "blue folder", TopK: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range res.Hits {
+			out = append(out, h.Text)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := everywhere(); len(got) != 4 {
+		t.Fatalf("indexed before = %q, want all four", got)
+	}
+	if err := m.DropWorkspace(ctx, ws); err != nil {
+		t.Fatal(err)
+	}
+	if got := everywhere(); !slices.Equal(got, []string{"other workspace: the blue folder"}) {
+		t.Errorf("indexed after dropping a = %q; want only b's memory", got)
+	}
+	if got := recallTexts(t, m, key(other, "k2"), "blue folder", memory.RecallOptions{TopK: 10}); len(got) != 1 {
+		t.Errorf("b's recall after a was dropped = %q, want its memory", got)
 	}
 }

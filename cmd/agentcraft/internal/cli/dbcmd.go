@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/internal/database"
+	"github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/store/retention"
 )
 
@@ -22,21 +23,32 @@ func usageRollupOf(o *openedDB) retention.UsageRollup {
 	return o.st.Usage().Rollup
 }
 
-// newPruner builds the pruner of the configured policies on o.
-func newPruner(cfg config.Config, o *openedDB, logger *slog.Logger) (*retention.Pruner, error) {
+// newPruner builds the pruner of the configured policies on o; the
+// search indexes of the memories of the conversations it removes are
+// dropped through mem.
+func newPruner(cfg config.Config, o *openedDB, mem *memory.Memories, logger *slog.Logger) (*retention.Pruner, error) {
 	policy, err := cfg.Retention.Policy()
 	if err != nil {
 		return nil, fmt.Errorf("retention: %w", err)
 	}
 	opts := &retention.Options{Policy: policy, Logger: logger, UsageRollup: usageRollupOf(o)}
+	if mem != nil {
+		opts.ConversationsRemoved = func(ctx context.Context, removed []retention.RemovedRow) error {
+			var errs []error
+			for _, r := range removed {
+				errs = append(errs, mem.DropConversation(ctx, r.WorkspaceID, r.ID))
+			}
+			return errors.Join(errs...)
+		}
+	}
 	return retention.New(o.db, opts)
 }
 
 // startRetention runs the pruner and, on SQLite, the WAL checkpoints on
 // the configured schedule (serve; worker on PostgreSQL, where the
 // advisory lock lets one process at a time prune).
-func startRetention(ctx context.Context, cfg config.Config, o *openedDB, logger *slog.Logger) (stop func(), err error) {
-	p, err := newPruner(cfg, o, logger)
+func startRetention(ctx context.Context, cfg config.Config, o *openedDB, mem *memory.Memories, logger *slog.Logger) (stop func(), err error) {
+	p, err := newPruner(cfg, o, mem, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +86,22 @@ func dbPruneCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer o.close()
-			p, err := newPruner(cfg, o, logger)
+			// The conversations it removes take their memories' search
+			// index along.
+			emb, err := newEmbedder(cfg.Search.Embedder)
+			if err != nil {
+				return err
+			}
+			eng, closeEngine, err := openSearch(cmd.Context(), o.db, emb, logger)
+			if err != nil {
+				return err
+			}
+			defer closeEngine()
+			mem, err := memory.NewMemories(o.st, eng, &memory.MemoryOptions{Logger: logger})
+			if err != nil {
+				return err
+			}
+			p, err := newPruner(cfg, o, mem, logger)
 			if err != nil {
 				return err
 			}

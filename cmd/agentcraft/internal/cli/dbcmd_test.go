@@ -8,6 +8,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentcraftlab/agentcraft/internal/database"
+	"github.com/agentcraftlab/agentcraft/memory"
+	agentrun "github.com/agentcraftlab/agentcraft/run"
+	sqlitesearch "github.com/agentcraftlab/agentcraft/search/sqlite"
+	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/store/sqlite"
 )
 
 // TestDBPruneAndStats: db prune counts in a dry run, then removes what
@@ -113,5 +120,92 @@ func TestDBPruneAndStats(t *testing.T) {
 	}
 	if code, out, errOut := run(t, "db", "vacuum"); code != 0 || !strings.Contains(out, "auto_vacuum incremental") {
 		t.Errorf("db vacuum: %d %q %s", code, out, errOut)
+	}
+}
+
+// TestDBPruneDropsConversationMemories: a conversation the retention
+// policy removes takes the search index of its memories along, so that
+// what it said is no longer in the database at all (the memory rows went
+// by cascade; the index kept the text once).
+func TestDBPruneDropsConversationMemories(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.WriteFile("agentcraft.yaml", []byte("retention:\n  conversations: 30d\nlog: {level: warn}\n"), 0o600)
+	if code, _, errOut := run(t, "keys", "create", "--workspace", "default"); code != 0 {
+		t.Fatalf("keys create: %s", errOut)
+	}
+	const secret = "zebrawood cabinet code 4417"
+	path := filepath.Join(dir, "data", "agentcraft.db")
+	func() {
+		ctx := t.Context()
+		db, err := database.OpenSQLite(ctx, path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		st, err := sqlite.New(db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := sqlitesearch.New(ctx, db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer eng.Close()
+		mem, err := memory.NewMemories(st, eng, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := st.Workspaces().GetOrCreate(ctx, "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := agentrun.Principal{WorkspaceID: ws.ID, Actor: agentrun.ActorUser, ActorID: "u1", UserID: "u1"}
+		for _, title := range []string{"old", "new"} {
+			cv, err := st.Conversations().Create(ctx, store.Conversation{WorkspaceID: ws.ID, Title: title, Owner: memory.Owner(p)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := mem.Remember(ctx, p, memory.Note{Scope: store.MemoryConversation, ConversationID: cv.ID, Text: title + ": " + secret}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if title == "old" {
+				if _, err := db.Writer().ExecContext(ctx, `UPDATE conversations SET updated_at = ? WHERE id = ?`,
+					time.Now().Add(-40*24*time.Hour).UnixMicro(), cv.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}()
+	indexed := func() []string {
+		t.Helper()
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		rows, err := db.Query(`SELECT body FROM search_docs WHERE body LIKE ?`, "%"+secret+"%")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var b string
+			if err := rows.Scan(&b); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b)
+		}
+		return out
+	}
+	if got := indexed(); len(got) != 2 {
+		t.Fatalf("before prune the index holds %q; want both memories", got)
+	}
+	if code, out, errOut := run(t, "db", "prune"); code != 0 || !strings.Contains(out, "conversations") {
+		t.Fatalf("db prune: %d %q %s", code, out, errOut)
+	}
+	if got := indexed(); len(got) != 1 || !strings.HasPrefix(got[0], "new: ") {
+		t.Errorf("after prune the index holds %q; want only the kept conversation's memory", got)
 	}
 }

@@ -277,7 +277,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 		wf.stop(cfg.Server.ShutdownTimeout)
 	}()
 	// The retention pruner and SQLite's WAL checkpoints (retention:).
-	stopRetention, err := startRetention(ctx, cfg, &openedDB{db: stk.db, st: stk.st}, logger)
+	stopRetention, err := startRetention(ctx, cfg, &openedDB{db: stk.db, st: stk.st}, stk.memories, logger)
 	if err != nil {
 		return err
 	}

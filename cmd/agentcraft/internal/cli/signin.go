@@ -33,14 +33,12 @@ type signIn struct {
 
 // openSignIn builds the sign-in of serve over the stack: audit events go
 // to the platform's recorder, account events also to the default
-// workspace, and deleting a workspace first drops the search indexes of
-// its knowledge bases. OpenID flow cookies are sealed under the master
-// key, so that any serve process opens another's.
+// workspace, and deleting a workspace first drops its search indexes
+// (knowledge bases, memories, remembered plans). OpenID flow cookies are
+// sealed under the master key, so that any serve process opens another's.
 func openSignIn(ctx context.Context, cfg config.Config, stk *stack, logger *slog.Logger) (signIn, error) {
 	o := identity.Options{Audit: stk.p.RecordAudit, AuditWorkspaceID: stk.p.DefaultWorkspace().ID, Logger: logger}
-	if stk.knowledge != nil {
-		o.BeforeWorkspaceDelete = dropKnowledgeBases(stk.knowledge)
-	}
+	o.BeforeWorkspaceDelete = dropWorkspaceIndexes(stk)
 	ids, err := newIdentity(stk.st, cfg, o)
 	if err != nil {
 		return signIn{}, err
@@ -66,6 +64,32 @@ func openSignIn(ctx context.Context, cfg config.Config, stk *stack, logger *slog
 		return signIn{}, err
 	}
 	return si, nil
+}
+
+// dropWorkspaceIndexes removes, before a workspace is deleted, what of it
+// lives in search indexes rather than its rows: its knowledge bases, its
+// memories' indexes and its remembered plans.
+func dropWorkspaceIndexes(stk *stack) func(ctx context.Context, workspaceID string) error {
+	var kbs func(ctx context.Context, workspaceID string) error
+	if stk.knowledge != nil {
+		kbs = dropKnowledgeBases(stk.knowledge)
+	}
+	return func(ctx context.Context, workspaceID string) error {
+		if kbs != nil {
+			if err := kbs(ctx, workspaceID); err != nil {
+				return err
+			}
+		}
+		if stk.memories != nil {
+			if err := stk.memories.DropWorkspace(ctx, workspaceID); err != nil {
+				return err
+			}
+		}
+		if stk.plans != nil {
+			return stk.plans.DropWorkspace(ctx, workspaceID)
+		}
+		return nil
+	}
 }
 
 // dropKnowledgeBases deletes the persistent knowledge bases of a

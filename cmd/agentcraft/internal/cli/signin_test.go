@@ -11,8 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcraftlab/agentcraft/autonomous"
 	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/identity"
+	"github.com/agentcraftlab/agentcraft/memory"
+	agentrun "github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 )
@@ -235,7 +238,9 @@ func TestServeOIDCProviders(t *testing.T) {
 
 // TestDeleteWorkspaceDropsKnowledgeIndexes: deleting a workspace through
 // serve's identity service drops the search index of each of its
-// knowledge bases, which the store's cascade cannot reach.
+// knowledge bases, of its memories and of its remembered plans, which the
+// store's cascade cannot reach: none of their text is left in the
+// database.
 func TestDeleteWorkspaceDropsKnowledgeIndexes(t *testing.T) {
 	t.Chdir(t.TempDir())
 	cfg, err := config.Load("", []string{})
@@ -271,6 +276,26 @@ func TestDeleteWorkspaceDropsKnowledgeIndexes(t *testing.T) {
 	if n, err := counter.Len(ctx, base.IndexName); err != nil || n == 0 {
 		t.Fatalf("index %s holds %d documents (%v) after ingest, want some", base.IndexName, n, err)
 	}
+	p := agentrun.Principal{WorkspaceID: ws.ID, Actor: agentrun.ActorUser, ActorID: "u1", UserID: "u1"}
+	for _, n := range []memory.Note{{Text: "personal: parcel locker 5512"}, {Text: "shared: parcel locker 5512", Scope: store.MemoryWorkspace}} {
+		if _, err := stk.memories.Remember(ctx, p, n, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := stk.plans.Remember(ctx, ws.ID, autonomous.FlowPlan{Goal: "open parcel locker 5512", Nodes: []autonomous.FlowNode{{ID: "a", Kind: "agent"}}}); err != nil {
+		t.Fatal(err)
+	}
+	left := func() int {
+		t.Helper()
+		var n int
+		if err := stk.db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM search_docs WHERE body LIKE '%5512%' OR title LIKE '%5512%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := left(); n != 3 {
+		t.Fatalf("%d indexed documents name the locker before the delete, want 3 (two memories, one plan)", n)
+	}
 	si, err := openSignIn(ctx, cfg, stk, logger)
 	if err != nil {
 		t.Fatal(err)
@@ -280,6 +305,9 @@ func TestDeleteWorkspaceDropsKnowledgeIndexes(t *testing.T) {
 	}
 	if n, err := counter.Len(ctx, base.IndexName); err != nil || n != 0 {
 		t.Errorf("index %s holds %d documents (%v) after its workspace was deleted, want none", base.IndexName, n, err)
+	}
+	if n := left(); n != 0 {
+		t.Errorf("%d indexed memories or plans of the deleted workspace are left, want none", n)
 	}
 	if _, err := stk.st.Workspaces().Get(ctx, ws.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("workspace after delete: %v, want not found", err)

@@ -55,7 +55,7 @@ func workerCmd(e *env) *cobra.Command {
 			}
 			// Retention runs in every worker too; on PostgreSQL the advisory
 			// lock lets one process at a time prune.
-			stopRetention, err := startRetention(ctx, cfg, &openedDB{db: stk.db, st: stk.st}, logger)
+			stopRetention, err := startRetention(ctx, cfg, &openedDB{db: stk.db, st: stk.st}, stk.memories, logger)
 			if err != nil {
 				wf.stop(0)
 				return err
