@@ -90,7 +90,7 @@ func TestEnqueueToStartLatency(t *testing.T) {
 }
 
 // BenchmarkEnqueueToStart measures EnqueueRun to handler start on an idle
-// SQLite queue with default settings (20ms poll), one run at a time, and
+// SQLite queue with default settings, one run at a time, and
 // reports the median and p90 as p50-ms and p90-ms.
 func BenchmarkEnqueueToStart(b *testing.B) {
 	cfg := Config{DB: testDB(b, filepath.Join(b.TempDir(), "agentcraft.db"))}
@@ -109,7 +109,8 @@ func BenchmarkEnqueueToStart(b *testing.B) {
 // TestPostgresListensSQLitePolls pins the fetch settings: on PostgreSQL
 // River is not in poll-only mode (new jobs are announced by LISTEN/NOTIFY,
 // the 1s poll is a fallback) and its insert notifications are spaced by
-// the minimum cooldown; SQLite, which has no NOTIFY, polls every 20ms.
+// the minimum cooldown; SQLite, which has no NOTIFY, hands jobs to its
+// producer in process (inProcessSQLite) and polls each second as a fallback.
 func TestPostgresListensSQLitePolls(t *testing.T) {
 	h := func(context.Context, RunArgs) error { return nil }
 	pg, err := (&Config{}).riverConfig(database.Postgres, h, nil)
@@ -124,7 +125,7 @@ func TestPostgresListensSQLitePolls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lite.FetchPollInterval != 20*time.Millisecond || lite.FetchCooldown != 10*time.Millisecond {
-		t.Errorf("SQLite: FetchPollInterval %v, FetchCooldown %v; want 20ms and 10ms", lite.FetchPollInterval, lite.FetchCooldown)
+	if lite.FetchPollInterval != time.Second || lite.FetchCooldown != river.FetchCooldownMin {
+		t.Errorf("SQLite: FetchPollInterval %v, FetchCooldown %v; want 1s and %v", lite.FetchPollInterval, lite.FetchCooldown, river.FetchCooldownMin)
 	}
 }

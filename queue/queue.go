@@ -174,10 +174,14 @@ type riverClient interface {
 }
 
 const (
-	defaultWorkers      = 10
-	defaultJobTimeout   = time.Hour
-	defaultMaxAttempts  = 5
-	defaultSQLitePoll   = 20 * time.Millisecond
+	defaultWorkers     = 10
+	defaultJobTimeout  = time.Hour
+	defaultMaxAttempts = 5
+	// defaultSQLitePoll is the fallback on SQLite, where jobs enqueued by
+	// this process start at once (see inProcessSQLite): it finds those of
+	// another process (a CLI command on the same file) and retries made
+	// available by River's scheduler.
+	defaultSQLitePoll   = time.Second
 	defaultPostgresPoll = time.Second
 	// cancelGrace bounds how long Stop and Close wait for handlers to
 	// return after their contexts were cancelled.
@@ -241,7 +245,7 @@ func New(cfg Config, h Handler) (*Queue, error) {
 	q := &Queue{insertOnly: cfg.InsertOnly, logger: logger}
 	switch cfg.DB.Kind() {
 	case database.SQLite:
-		q.client, err = river.NewClient[*sql.Tx](riversqlite.New(cfg.DB.Writer()), rc)
+		q.client, err = river.NewClient[*sql.Tx](inProcessSQLite{riversqlite.New(cfg.DB.Writer())}, rc)
 	case database.Postgres:
 		q.client, err = river.NewClient[pgx.Tx](riverpgxv5.New(cfg.DB.Pool()), rc)
 	}
@@ -314,31 +318,23 @@ func (c *Config) riverConfig(kind database.Kind, h Handler, logger *slog.Logger)
 	if c.RetryDelay != nil {
 		rc.RetryPolicy = retryPolicy(c.RetryDelay)
 	}
-	poll := c.PollInterval
-	var cooldown time.Duration
-	switch kind {
-	case database.SQLite:
-		if poll == 0 {
-			poll = defaultSQLitePoll
+	rc.FetchPollInterval = c.PollInterval
+	if rc.FetchPollInterval == 0 {
+		rc.FetchPollInterval = defaultPostgresPoll
+		if kind == database.SQLite {
+			rc.FetchPollInterval = defaultSQLitePoll
 		}
-		// The cooldown spaces fetches after a burst; at half the poll
-		// interval a freed worker slot is refilled within one poll.
-		cooldown = poll / 2
-	case database.Postgres:
-		if poll == 0 {
-			poll = defaultPostgresPoll
-		}
-		// River sends an insert notification at most once per
-		// FetchCooldown per queue; a job inserted within the cooldown of
-		// the previous one waits for the next poll. At River's default
-		// (100ms) runs enqueued one after another started after ~1s at p90
-		// (TestEnqueueToStartLatency); at the minimum (1ms) p90 is ~30ms.
-		// Fetches stay cheap: a producer with no free worker slot skips
-		// them.
-		cooldown = river.FetchCooldownMin
 	}
-	rc.FetchPollInterval = poll
-	rc.FetchCooldown = max(cooldown, river.FetchCooldownMin)
+	// The cooldown spaces a producer's fetches, and so delays the fetch
+	// an enqueue triggers by up to its length; on PostgreSQL River also
+	// sends at most one insert notification per cooldown per queue, and a
+	// job inserted within it waits for the next poll. At River's default
+	// (100ms) runs enqueued one after another started after ~1s at p90 on
+	// PostgreSQL and ~10ms at p50 on SQLite (TestEnqueueToStartLatency);
+	// at the minimum (1ms) ~30ms and ~2ms. Fetches stay cheap: a producer
+	// with no free worker slot skips them, so a burst of enqueues is not a
+	// burst of (on SQLite, write) transactions.
+	rc.FetchCooldown = river.FetchCooldownMin
 	if c.InsertOnly {
 		// FetchCooldown matters here too: it paces this client's insert
 		// notifications to the workers.
@@ -366,6 +362,20 @@ func (c *Config) riverConfig(kind database.Kind, h Handler, logger *slog.Logger)
 	}
 	return rc, nil
 }
+
+// inProcessSQLite is River's SQLite driver without its listener. That
+// listener emulates LISTEN/NOTIFY with an outbox table it polls every
+// 50 ms, and a producer without one polled every 20 ms for the same
+// latency: 70 queries a second and about 280 KB of garbage a second on a
+// server doing nothing, most of the idle resident set's growth. Without a
+// listener River enters poll-only mode and hands each job this process
+// enqueues (outside a transaction, as EnqueueRun does) straight to its
+// local producer, so a run starts as soon as it is enqueued and the poll
+// is only a fallback (defaultSQLitePoll).
+type inProcessSQLite struct{ *riversqlite.Driver }
+
+func (inProcessSQLite) SupportsListener() bool     { return false }
+func (inProcessSQLite) SupportsListenNotify() bool { return false }
 
 // retryPolicy is a River ClientRetryPolicy that waits delay(attempt).
 type retryPolicy func(attempt int) time.Duration

@@ -40,6 +40,7 @@ import (
 	agentmemory "github.com/agentcraftlab/agentcraft/memory"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/pricing"
+	"github.com/agentcraftlab/agentcraft/queue"
 	"github.com/agentcraftlab/agentcraft/run"
 	"github.com/agentcraftlab/agentcraft/search"
 	"github.com/agentcraftlab/agentcraft/search/memory"
@@ -84,6 +85,12 @@ type Options struct {
 	// execute in goroutines of the test process; Env.Runs is it. Default:
 	// those answer 503.
 	Workflows bool
+	// Queue makes the run service execute runs through a River queue on
+	// the test database (package queue), as serve's does, instead of in a
+	// goroutine of the request that queued them: the executor then starts
+	// from the queue's context, as a worker process does. Env.Runs.Wait
+	// does not wait for such runs; poll the run's status. Needs Workflows.
+	Queue bool
 	// Embedder gives the knowledge engine vectors, so vector and hybrid
 	// search work; nil: full-text search only.
 	Embedder search.Embedder
@@ -168,6 +175,8 @@ type Env struct {
 	OIDC     *identity.OIDC
 	// Tasks is the task service when Options.Tasks is set.
 	Tasks *task.Service
+	// queue executes runs with Options.Queue.
+	queue *queue.Queue
 	// Runner is the run seam the server's surfaces share (with memory
 	// when Options.Memory is set); tests that mount a surface of their
 	// own, such as /mcp, hand it to that surface.
@@ -189,10 +198,7 @@ func New(t testing.TB, opts *Options) *Env {
 	if o.LogWriter != nil {
 		logger = slog.New(tracing.LogHandler(slog.NewTextHandler(o.LogWriter, &slog.HandlerOptions{Level: o.LogLevel})))
 	}
-	st, err := sqlite.Open(ctx, env.DBPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, db := openStore(t, env.DBPath, o.Queue)
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +321,32 @@ func New(t testing.TB, opts *Options) *Env {
 			// env.Tasks is set below, before the server takes a request.
 			copts.Changed = func(ctx context.Context, r store.Run) { env.Tasks.Changed(ctx, r) }
 		}
+		var q *queue.Queue
+		if o.Queue {
+			if _, err := queue.Migrate(ctx, db, ""); err != nil {
+				t.Fatal(err)
+			}
+			copts.Enqueue = func(ctx context.Context, workspaceID, runID string, wake bool) error {
+				args := queue.RunArgs{WorkspaceID: workspaceID, RunID: runID}
+				if wake {
+					args.Wake = time.Now().UTC().Format(time.RFC3339Nano)
+				}
+				return q.EnqueueRun(ctx, args)
+			}
+		}
 		runs := controlplane.New(st, eng, copts)
+		if o.Queue {
+			q, err = queue.New(queue.Config{DB: db, Logger: logger}, func(ctx context.Context, args queue.RunArgs) error {
+				return runs.Execute(ctx, args.WorkspaceID, args.RunID)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			env.queue = q
+		}
 		if o.Tasks {
 			tasks, err := task.New(st, runs, ledger, &task.Options{Audit: p.RecordAudit, Logger: logger})
 			if err != nil {
@@ -371,6 +402,14 @@ func New(t testing.TB, opts *Options) *Env {
 		hs.CloseClientConnections()
 		hs.Close()
 		a2aSrv.Stop()
+		if env.queue != nil {
+			stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			if err := env.queue.Stop(stopCtx); err != nil {
+				t.Errorf("stop the run queue: %v", err)
+			}
+			cancel()
+			env.queue.Close()
+		}
 		if env.Runs != nil {
 			env.Runs.Wait() // runs end before the store closes
 		}
@@ -378,8 +417,36 @@ func New(t testing.TB, opts *Options) *Env {
 		jobs.Wait()
 		p.Stop()
 		st.Close()
+		if db != nil {
+			db.Close()
+		}
 	})
 	return env
+}
+
+// openStore opens the test database at path. With shared, River and the
+// store share one database handle (its one writer), as serve's do, and
+// db is that handle, for the caller to close after the store; otherwise
+// the store owns its handle and db is nil.
+func openStore(t testing.TB, path string, shared bool) (*sqlite.Store, *database.DB) {
+	t.Helper()
+	if !shared {
+		st, err := sqlite.Open(context.Background(), path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, nil
+	}
+	db, err := database.OpenSQLite(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.New(db, nil)
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	return st, db
 }
 
 // platformTools are the tools of a task's steps: the platform's, as an
