@@ -49,11 +49,17 @@ func (s *Service) Login(ctx context.Context, email, password string, from Client
 	if until, ok := s.addrs.blocked(addr, now); ok {
 		return SignIn{}, &ThrottleError{Until: until, now: now}
 	}
+	// Every sign-in takes the dummy, so that the first one of the process,
+	// which hashes it, says nothing about the address either.
+	dummy, err := s.dummy()
+	if err != nil {
+		return SignIn{}, fmt.Errorf("identity: sign in: %w", err)
+	}
 	u, err := s.st.Users().GetByEmail(ctx, email)
 	if errors.Is(err, store.ErrNotFound) {
 		// As long as a wrong password: no answer tells which addresses
 		// have accounts.
-		if _, _, err := s.verify(ctx, password, s.dummy); err != nil {
+		if _, _, err := s.verify(ctx, password, dummy); err != nil {
 			return SignIn{}, err
 		}
 		s.addrs.fail(addr, now)
@@ -68,7 +74,7 @@ func (s *Service) Login(ctx context.Context, email, password string, from Client
 	}
 	encoded := u.PasswordHash
 	if encoded == "" {
-		encoded = s.dummy // no password set: nothing matches, at the same cost
+		encoded = dummy // no password set: nothing matches, at the same cost
 	}
 	ok, rehash, err := s.verify(ctx, password, encoded)
 	if err != nil {

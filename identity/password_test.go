@@ -102,3 +102,31 @@ func BenchmarkHashPassword(b *testing.B) {
 		}
 	}
 }
+
+// TestDummyHashOnFirstSignIn checks that New hashes nothing (argon2id's
+// 19 MiB and tens of milliseconds were start-up cost of every serve), and
+// that the dummy an unknown address is checked against is hashed once, by
+// the first sign-in of any kind.
+func TestDummyHashOnFirstSignIn(t *testing.T) {
+	ctx := t.Context()
+	h := &countingHasher{Hasher: cheap}
+	svc, err := New(openTestStore(t), &Options{Hasher: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := h.hashes.Load(); n != 0 {
+		t.Fatalf("New made %d hash(es), want 0", n)
+	}
+	if _, err := svc.Login(ctx, "nobody@example.com", goodPassword, client); !errors.Is(err, ErrBadCredentials) {
+		t.Fatalf("Login of an unknown address: %v, want ErrBadCredentials", err)
+	}
+	if n := h.hashes.Load(); n != 1 {
+		t.Fatalf("after the first sign-in %d hashes, want 1 (the dummy)", n)
+	}
+	if _, err := svc.Login(ctx, "nobody2@example.com", goodPassword, client); !errors.Is(err, ErrBadCredentials) {
+		t.Fatalf("second Login: %v", err)
+	}
+	if n := h.hashes.Load(); n != 1 {
+		t.Errorf("after two sign-ins %d hashes, want the dummy's 1", n)
+	}
+}

@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -161,15 +162,17 @@ type Options struct {
 
 // Service is the identity service. It is safe for concurrent use.
 type Service struct {
-	st    store.Store
-	o     Options
-	dummy string        // a hash of a random password: the cost of an unknown address
+	st store.Store
+	o  Options
+	// dummy hashes a random password once, on the first sign-in (not in
+	// New: argon2id's 19 MiB and tens of milliseconds are start-up cost
+	// for a server nobody signs in to): the cost of an unknown address.
+	dummy func() (string, error)
 	sem   chan struct{} // one slot per concurrent password hash
 	addrs *addressLimiter
 }
 
-// New returns a Service over st. It computes one password hash (the dummy
-// unknown addresses are checked against).
+// New returns a Service over st.
 func New(st store.Store, opts *Options) (*Service, error) {
 	var o Options
 	if opts != nil {
@@ -213,11 +216,7 @@ func New(st store.Store, opts *Options) (*Service, error) {
 	}
 	s := &Service{st: st, o: o, sem: make(chan struct{}, o.MaxConcurrentHashes),
 		addrs: newAddressLimiter(rate.Every(o.AddressInterval), o.AddressFailures)}
-	dummy, err := o.Hasher.Hash(randomToken())
-	if err != nil {
-		return nil, err
-	}
-	s.dummy = dummy
+	s.dummy = sync.OnceValues(func() (string, error) { return o.Hasher.Hash(randomToken()) })
 	return s, nil
 }
 

@@ -28,7 +28,7 @@ type dbBackend struct {
 	hourBack string
 }
 
-func sqliteBackend(t *testing.T) dbBackend {
+func sqliteBackend(t testing.TB) dbBackend {
 	t.Helper()
 	ctx := context.Background()
 	db, err := database.OpenSQLite(ctx, filepath.Join(t.TempDir(), "agentcraft.db"), nil)
@@ -114,7 +114,7 @@ func (b dbBackend) exec(t *testing.T, q string) {
 // database's size, on SQLite and PostgreSQL alike; a closed database is
 // agentcraft_database_up 0 with the rest left out, not zeros.
 func TestDatabaseCollector(t *testing.T) {
-	for name, open := range map[string]func(*testing.T) dbBackend{"sqlite": sqliteBackend, "postgres": postgresBackend} {
+	for name, open := range map[string]func(*testing.T) dbBackend{"sqlite": func(t *testing.T) dbBackend { return sqliteBackend(t) }, "postgres": postgresBackend} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := open(t)
