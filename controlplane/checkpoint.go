@@ -32,9 +32,14 @@ type recorder struct {
 	runID       string
 	live        func(workflow.Event) // the broker; may be nil
 
-	mu      sync.Mutex
-	seq     int64
-	pending []store.RunEvent
+	mu  sync.Mutex
+	seq int64
+	// publishing is held from numbering an event until it is published,
+	// so live subscribers get events in Seq order even when branches emit
+	// at once (a subscriber skips an event numbered below one it has
+	// seen: events published out of order would be lost to it).
+	publishing sync.Mutex
+	pending    []store.RunEvent
 	// finished is the run_finished event, held back until Flush.
 	finished *heldEvent
 	// lost is set when a save found its key taken by another executor.
@@ -95,7 +100,9 @@ func (r *recorder) Emit(ev workflow.Event) {
 		return
 	}
 	r.pending = append(r.pending, se)
+	r.publishing.Lock()
 	r.mu.Unlock()
+	defer r.publishing.Unlock()
 	if r.live != nil {
 		r.live(ev)
 	}
@@ -122,6 +129,8 @@ func (r *recorder) Flush(ctx context.Context) error {
 	}
 	err = errors.Join(err, r.write(ctx, []store.RunEvent{held.stored}))
 	if r.live != nil {
+		r.publishing.Lock()
+		defer r.publishing.Unlock()
 		r.live(held.ev)
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -398,3 +399,45 @@ func TestSweepTakesOverExpiredLease(t *testing.T) {
 	}
 }
 
+// TestLiveEventsInOrderAcrossBranches: a follower of a run whose parallel
+// branches emit at once gets every event the run stores, in Seq order. A
+// follower skips an event numbered below one it has seen, so events
+// published out of order were lost to it (the studio's run view missed a
+// contract's result this way).
+func TestLiveEventsInOrderAcrossBranches(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "db"))
+	ws := workspace(t, st)
+	svc := controlplane.New(st, workflowtest.Engine(t, workflow.Services{}), controlplane.Options{})
+	nodes := []string{`{"id":"start","type":"start"}`, `{"id":"gate","type":"code","config":{"mode":"javascript","script":"var t=Date.now(); while(Date.now()-t<30){}; 'x'"}}`, `{"id":"end","type":"end"}`}
+	edges := []string{`{"id":"g","source":"start","target":"gate"}`}
+	for i := range 8 {
+		id := fmt.Sprintf("b%d", i)
+		nodes = append(nodes, fmt.Sprintf(`{"id":%q,"type":"code","config":{"mode":"template","template":"{{input}}"}}`, id))
+		edges = append(edges, fmt.Sprintf(`{"id":"in%d","source":"gate","target":%q}`, i, id), fmt.Sprintf(`{"id":"out%d","source":%q,"target":"end"}`, i, id))
+	}
+	def := `{"name":"fan","nodes":[` + strings.Join(nodes, ",") + `],"edges":[` + strings.Join(edges, ",") + `]}`
+	for i := range 20 {
+		run, err := svc.Start(t.Context(), controlplane.StartRequest{WorkspaceID: ws, Definition: json.RawMessage(def), Input: controlplane.RunInput{Input: "x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, st, ws, run.ID, store.RunRunning)
+		var got []int64
+		if err := svc.Events(t.Context(), ws, run.ID, 0, func(ev workflow.Event) bool { got = append(got, ev.Seq); return true }); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, st, ws, run.ID, store.RunSucceeded)
+		stored, err := st.Runs().Events(t.Context(), ws, run.ID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []int64
+		for _, ev := range stored {
+			want = append(want, ev.Seq)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("run %d: the follower got events %v; the run stored %v", i, got, want)
+		}
+	}
+	svc.Wait()
+}
