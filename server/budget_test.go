@@ -142,10 +142,13 @@ func TestBudgetRefusesWarnsAndResets(t *testing.T) {
 
 	// A cost budget: 0.001 a month, no token limit. 0.00075 is spent:
 	// the next request runs (75 %) and the one after is refused.
-	for _, bad := range []string{`{"tokens":-1}`, `{"cost":-2}`, `{"cost":"x"}`, `{}`, `{"tokns":1}`} {
+	// Each refusal names the field at fault, the money field's own
+	// refusal of a negative amount included.
+	for bad, param := range map[string]string{`{"tokens":-1}`: "tokens", `{"cost":-2}`: "cost", `{"tokens":5,"cost":-2}`: "cost",
+		`{"cost":"x"}`: "cost", `{}`: "tokens", `{"tokns":1}`: "tokns"} {
 		resp, body := c.do("PUT", "/api/budget", bad)
-		if resp.StatusCode != http.StatusBadRequest {
-			t.Errorf("PUT /api/budget %s = %d %s; want 400", bad, resp.StatusCode, body)
+		if d := wantError(t, resp, body, http.StatusBadRequest, "invalid_request"); d.Param != param {
+			t.Errorf("PUT /api/budget %s: param %v (%s); want %q", bad, d.Param, d.Message, param)
 		}
 	}
 	c.json("PUT", "/api/budget", `{"tokens":0,"cost":0.001}`, http.StatusOK, &st)

@@ -19,7 +19,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/agentcraftlab/agentcraft/identity"
@@ -70,11 +73,46 @@ func DecodeBody(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) b
 			// (middleware.guard.rules[0].nme), not only its name.
 			apierr.Write(w, apierr.BadRequest(unknown.Path, "request body is not valid: "+unknown.Error()))
 		default:
-			apierr.Write(w, apierr.BadRequest("", "request body is not valid: "+err.Error()))
+			field, msg := failingField(data, v, err), err.Error()
+			if field != "" && !strings.Contains(msg, field) {
+				msg = field + ": " + msg
+			}
+			apierr.Write(w, apierr.BadRequest(field, "request body is not valid: "+msg))
 		}
 		return false
 	}
 	return true
+}
+
+// failingField names the key of the JSON object data whose value v's type
+// refuses: encoding/json names it for a value of the wrong JSON type, but
+// not for an error of a field's own UnmarshalJSON (a negative amount of
+// money, an unknown enum value), so then each top-level key is decoded
+// alone into a fresh value of v's type and the first that fails is it.
+// It is "" when no single key fails (the body is not an object, say).
+func failingField(data []byte, v any, err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return te.Field
+	}
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil {
+		return ""
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		one, err := json.Marshal(map[string]json.RawMessage{k: obj[k]})
+		if err != nil {
+			continue
+		}
+		if json.Unmarshal(one, reflect.New(t.Elem()).Interface()) != nil {
+			return k
+		}
+	}
+	return ""
 }
 
 // Bearer returns the token of an Authorization header value
