@@ -15,6 +15,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
+	"github.com/agentcraftlab/agentcraft/pricing"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
 )
@@ -269,20 +270,39 @@ consoleErrors.splice(logged, 1)
 result = { first, second, secondStatus, back, guard1, guard2, guard2NextDisabled, guardBack, guardURL, narrow, alert }
 `
 
+// fakePrices prices fake/m, the fake provider's model, at 2.00 input and
+// 8.00 output per million tokens: 1000 in and 200 out cost 0.0036.
+func fakePrices(t *testing.T) *pricing.Table {
+	t.Helper()
+	prices, err := pricing.New(nil, map[string]pricing.Price{"fake/m": {Input: 2 * pricing.Unit, Output: 8 * pricing.Unit}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prices
+}
+
+// fakeCost is what in and out tokens of fake/m cost at fakePrices.
+func fakeCost(in, out int) pricing.Money {
+	return (pricing.Money(in)*2*pricing.Unit + pricing.Money(out)*8*pricing.Unit) / 1_000_000
+}
+
 // usageSeed stores model requests of earlier days (in the store: the
-// API cannot backdate one) and returns them.
+// API cannot backdate one) and returns them: fake/m's priced as
+// fakePrices does, and one of fake/m2, which has no price.
 func seedUsage(t *testing.T, env *studioEnv, owner string, now time.Time) []store.UsageRecord {
 	t.Helper()
 	rec := func(ago time.Duration, agent, actor string, in, out int, status store.Status) store.UsageRecord {
 		return store.UsageRecord{WorkspaceID: env.Workspace.ID, Agent: agent, Actor: actor, Provider: "fake", Model: "m",
-			InputTokens: in, OutputTokens: out, LatencyMs: 300, Status: status, CreatedAt: now.Add(-ago)}
+			InputTokens: in, OutputTokens: out, LatencyMs: 300, Status: status, CreatedAt: now.Add(-ago), Cost: fakeCost(in, out)}
 	}
 	day := 24 * time.Hour
+	unpriced := rec(3*day, "writer", owner, 2000, 400, store.StatusOK)
+	unpriced.Model, unpriced.Cost, unpriced.Unpriced = "m2", 0, true
 	seed := []store.UsageRecord{
 		rec(5*time.Minute, "helper", owner, 1000, 200, store.StatusOK),
 		rec(day, "helper", "apikey:nightly", 300, 50, store.StatusOK),
 		rec(day+time.Hour, "writer", owner, 700, 100, store.StatusError),
-		rec(3*day, "writer", owner, 2000, 400, store.StatusOK),
+		unpriced,
 		rec(20*day, "helper", owner, 5000, 1000, store.StatusOK), // only in the last 30 days
 	}
 	if err := env.Store.Usage().Record(t.Context(), seed...); err != nil {
@@ -292,10 +312,24 @@ func seedUsage(t *testing.T, env *studioEnv, owner string, now time.Time) []stor
 }
 
 // usageRow is one row of a usage table: its name (a day's datetime for
-// the per-day table) and its numbers.
+// the per-day table), its numbers, its cost as shown and the note on its
+// requests without a price ("" for none).
 type usageRow struct {
 	Name                                   string
 	Requests, Errors, Input, Output, Total int64
+	Cost, Unpriced                         string
+}
+
+// usd is an amount below one dollar as the page shows it in en-US: every
+// decimal of the exact amount, at least two ($0.0036, $0.00).
+func usd(m pricing.Money) string { return "$" + m.String() }
+
+// unpricedNote is a table cell's note on n requests without a price.
+func unpricedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d without a price", n)
 }
 
 func TestUsagePage(t *testing.T) {
@@ -304,6 +338,7 @@ func TestUsagePage(t *testing.T) {
 		Providers: []platform.ProviderConfig{servertest.FakeProvider(fake)},
 		Agents:    []platform.AgentSpec{{Name: "helper", Model: "fake/m", Instructions: "Help."}},
 		Memory:    true,
+		Pricing:   fakePrices(t),
 	})
 	ctx := t.Context()
 	owner := ownerActor(t, env)
@@ -322,8 +357,8 @@ func TestUsagePage(t *testing.T) {
 		}
 		return err == nil && real.ID != ""
 	})
-	if real.Agent != "helper" || real.InputTokens != 12 || real.OutputTokens != 3 || !strings.HasPrefix(real.Actor, "apikey:") {
-		t.Fatalf("the completion was recorded as %+v; want helper, 12 in, 3 out, by the key", real)
+	if real.Agent != "helper" || real.InputTokens != 12 || real.OutputTokens != 3 || !strings.HasPrefix(real.Actor, "apikey:") || real.Cost != fakeCost(12, 3) {
+		t.Fatalf("the completion was recorded as %+v; want helper, 12 in, 3 out, by the key, costing %s", real, fakeCost(12, 3))
 	}
 	all := append(slices.Clone(seed), real)
 
@@ -332,7 +367,9 @@ func TestUsagePage(t *testing.T) {
 		Days7, Agents7, Users7, Days30 []usageRow
 		DayChart                       string `json:"dayChart"`
 		AgentChart                     string `json:"agentChart"`
-		Note                           string
+		// Totals are the period's figures, term → definition.
+		Totals map[string]string
+		Hint   string
 	}
 	if err := json.Unmarshal(res.Result, &out); err != nil {
 		t.Fatalf("result %s: %v", res.Result, err)
@@ -341,6 +378,7 @@ func TestUsagePage(t *testing.T) {
 	// want totals the records created since since per key.
 	want := func(since time.Time, key func(store.UsageRecord) string) map[string]usageRow {
 		m := map[string]usageRow{}
+		costs, unpriced := map[string]pricing.Money{}, map[string]int{}
 		for _, r := range all {
 			if r.CreatedAt.Before(since) {
 				continue
@@ -355,6 +393,14 @@ func TestUsagePage(t *testing.T) {
 			row.Input += int64(r.InputTokens)
 			row.Output += int64(r.OutputTokens)
 			row.Total += int64(r.InputTokens + r.OutputTokens)
+			costs[k] += r.Cost
+			if r.Unpriced {
+				unpriced[k]++
+			}
+			m[k] = row
+		}
+		for k, row := range m {
+			row.Cost, row.Unpriced = usd(costs[k]), unpricedNote(unpriced[k])
 			m[k] = row
 		}
 		return m
@@ -371,7 +417,7 @@ func TestUsagePage(t *testing.T) {
 		for _, row := range got {
 			wr, ok := w[row.Name]
 			if !ok {
-				wr = usageRow{Name: row.Name}
+				wr = usageRow{Name: row.Name, Cost: usd(0)}
 			}
 			if row != wr {
 				t.Errorf("%s: the row of %s reads %+v; want %+v", name, row.Name, row, wr)
@@ -424,8 +470,40 @@ func TestUsagePage(t *testing.T) {
 	if !strings.HasPrefix(out.AgentChart, "Tokens per agent, Last 7 days, largest first: writer ") {
 		t.Errorf("the agent chart is named %q; want its agents largest first", out.AgentChart)
 	}
-	if !strings.Contains(out.Note, "Cost is not shown") {
-		t.Errorf("the page's note reads %q; want it to say cost is not shown", out.Note)
+
+	// The week's cost, exact to the nano-dollar, and the request it
+	// leaves out for want of a price, as the server totals them.
+	var weekCost pricing.Money
+	for _, r := range all {
+		if !r.CreatedAt.Before(week) {
+			weekCost += r.Cost
+		}
+	}
+	sum, err := env.Store.Usage().Summary(ctx, env.Workspace.ID, week)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var storedCost pricing.Money
+	var storedUnpriced int64
+	for _, s := range sum {
+		storedCost += s.Cost
+		storedUnpriced += s.Unpriced
+	}
+	if storedCost != weekCost || storedUnpriced != 1 {
+		t.Fatalf("the store totals the week at %s with %d unpriced; the seed at %s with 1", storedCost, storedUnpriced, weekCost)
+	}
+	if want := usd(weekCost) + "\n1 request without a price"; out.Totals["Cost"] != want {
+		t.Errorf("the week's cost reads %q; want %q", out.Totals["Cost"], want)
+	}
+	var weekRequests int64
+	for _, r := range want(week, byDay) {
+		weekRequests += r.Requests
+	}
+	if out.Totals["Requests"] != thousands(weekRequests) {
+		t.Errorf("the week's requests read %q; want %d, beside the cost", out.Totals["Requests"], weekRequests)
+	}
+	if !strings.Contains(out.Hint, "pricing:") || !strings.Contains(out.Hint, "agentcraft.yaml") {
+		t.Errorf("the page's hint on unpriced requests reads %q; want it to say prices are set under pricing: in agentcraft.yaml", out.Hint)
 	}
 }
 
@@ -441,8 +519,9 @@ const rowsOf = async (caption, dated) => {
     if (!cells.length) continue
     const head = r.getByRole('rowheader')
     const name = dated ? await head.locator('time').getAttribute('datetime') : (await head.innerText()).trim()
-    const [requests, errors, input, output, total] = cells.map((c) => Number(c.replace(/[^0-9]/g, '')))
-    out.push({ name, requests, errors, input, output, total })
+    const [requests, errors, input, output, total] = cells.slice(0, 5).map((c) => Number(c.replace(/[^0-9]/g, '')))
+    const [cost, unpriced = ''] = cells[5].split('\n').map((s) => s.trim())
+    out.push({ name, requests, errors, input, output, total, cost, unpriced })
   }
   return out
 }
@@ -454,7 +533,11 @@ const agents7 = await rowsOf('Tokens per agent, Last 7 days')
 const users7 = await rowsOf('Tokens per user, Last 7 days')
 const dayChart = await page.getByRole('region', { name: 'Tokens per day' }).getByRole('img').getAttribute('aria-label')
 const agentChart = await page.getByRole('region', { name: 'Tokens per agent' }).getByRole('img').getAttribute('aria-label')
-const note = await page.getByText('Cost is not shown').innerText()
+const totalsRegion = page.getByRole('region', { name: 'Totals, Last 7 days' })
+const terms = await totalsRegion.getByRole('term').allInnerTexts()
+const defs = await totalsRegion.getByRole('definition').allInnerTexts()
+const totals = Object.fromEntries(terms.map((k, i) => [k.trim(), defs[i].trim()]))
+const hint = await totalsRegion.getByRole('paragraph').innerText()
 step('7 days: ' + days7.length + ' days, ' + agents7.length + ' agents, ' + users7.length + ' users')
 await shot('usage-7d')
 await page.getByRole('region', { name: 'Tokens per agent' }).scrollIntoViewIfNeeded()
@@ -462,7 +545,7 @@ await shot('usage-7d-agents')
 await page.getByRole('combobox', { name: 'Period' }).selectOption({ label: 'Last 30 days' })
 const days30 = await rowsOf('Tokens per day, Last 30 days', true)
 step('30 days: ' + days30.length + ' days')
-result = { days7, agents7, users7, dayChart, agentChart, days30, note }
+result = { days7, agents7, users7, dayChart, agentChart, days30, totals, hint }
 `
 
 // thousands writes n as en-US does: 12,345.

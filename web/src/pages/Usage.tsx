@@ -1,38 +1,50 @@
-import { useState, type ReactNode } from 'react'
+import { useId, useState, type ReactNode } from 'react'
 import { useTranslation } from 'react-i18next'
 import { useSearchParams } from 'react-router-dom'
 import { useActorNames } from '../audit/actors'
 import { Button, cellClass, EmptyState, ErrorAlert, PageHeader, Section, Select, Table, useLoad } from '../components/ui'
 import { useSession } from '../session'
+import { BudgetSection } from '../usage/BudgetSection'
 import { BarChart, ColumnChart, Legend, type ChartRow } from '../usage/charts'
 import { everyDay, ranges, sum, tokens, usageBy, type Range, type UsageGroup, type UsageTotal } from '../usage/api'
+import { moneyFormat } from '../usage/money'
 
 const groups: UsageGroup[] = ['day', 'agent', 'actor', 'model']
 // The bar charts show the largest groups; their tables list every one.
 const chartRows = 10
 
 /**
- * Usage is /usage: the workspace's model requests and tokens over the
- * last day, week or month, per day (UTC), agent, user and model, each as a
- * chart with its numbers in a table. Costs are in GET /api/usage (each
- * total's cost); the page does not show them yet.
+ * Usage is /usage: the workspace's model requests, tokens and cost over
+ * the last day, week or month, its monthly budget (BudgetSection), then
+ * the period per day (UTC), agent, user and model, each as a chart with
+ * its numbers in a table. Requests whose model has no price are counted
+ * and said to be left out of the cost, never priced at a guess.
  */
 export default function Usage() {
   const { t, i18n } = useTranslation()
   const { workspace } = useSession()
   const actors = useActorNames(workspace)
+  const totalsID = useId()
   const [params, setParams] = useSearchParams()
   const range: Range = (params.get('range') as Range) in ranges ? (params.get('range') as Range) : '7d'
   // now moves on Refresh, so the period ends at the moment it is asked for.
   const [now, setNow] = useState(() => Date.now())
   const since = new Date(now - ranges[range])
   const data = useLoad(
-    () => Promise.all(groups.map((g) => usageBy(g, since.toISOString()))).then(([day, agent, actor, model]) => ({ day, agent, actor, model })),
+    () =>
+      Promise.all(groups.map((g) => usageBy(g, since.toISOString()))).then(([day, agent, actor, model]) => ({
+        currency: day.currency,
+        day: day.data,
+        agent: agent.data,
+        actor: actor.data,
+        model: model.data,
+      })),
     [workspace, range, now],
   )
 
   const num = new Intl.NumberFormat(i18n.language)
   const n = (v: number) => num.format(v)
+  const money = moneyFormat(i18n.language, data.data?.currency || 'USD')
   const dayShort = new Intl.DateTimeFormat(i18n.language, { month: 'numeric', day: 'numeric', timeZone: 'UTC' })
   const dayLong = new Intl.DateTimeFormat(i18n.language, { dateStyle: 'medium', timeZone: 'UTC' })
   const dayOf = (key: string) => new Date(key + 'T00:00:00Z')
@@ -46,18 +58,26 @@ export default function Usage() {
   }
 
   // The numbers' column heads align with their right-aligned numbers.
-  const numberHeads = (['requests', 'errors', 'inputTokens', 'outputTokens', 'totalTokens'] as const).map((k) => (
+  const numberHeads = (['requests', 'errors', 'inputTokens', 'outputTokens', 'totalTokens', 'cost'] as const).map((k) => (
     <span key={k} className="block text-right">
       {t('usage.' + k)}
     </span>
   ))
-  // numberCells are a row's numbers, in numberHeads' order.
-  const numberCells = (r: UsageTotal) =>
-    [r.requests, r.errors, r.input_tokens, r.output_tokens, tokens(r)].map((v, i) => (
+  // numberCells are a row's numbers, in numberHeads' order: the cost
+  // last, with the requests it leaves out for want of a price.
+  const numberCells = (r: UsageTotal) => [
+    ...[r.requests, r.errors, r.input_tokens, r.output_tokens, tokens(r)].map((v, i) => (
       <td key={i} className={cellClass + ' text-right tabular-nums'}>
         {n(v)}
       </td>
-    ))
+    )),
+    <td key="cost" className={cellClass + ' text-right tabular-nums'}>
+      {money(r.cost)}
+      {r.unpriced_requests > 0 && (
+        <span className="block text-xs text-slate-600 dark:text-slate-400">{t('usage.unpricedShort', { count: r.unpriced_requests, n: n(r.unpriced_requests) })}</span>
+      )}
+    </td>,
+  ]
   const agentName = (k: string) => k || t('usage.noAgent')
   const actorName = (k: string) => (k ? (actors.name(k) ?? k) : t('usage.unknownActor'))
   const modelName = (k: string) => k
@@ -123,27 +143,45 @@ export default function Usage() {
         </label>
         <Button onClick={() => setNow(Date.now())}>{t('usage.refresh')}</Button>
       </PageHeader>
-      <p className="mb-4 text-sm text-slate-600 dark:text-slate-400">{t('usage.noCost')}</p>
       <ErrorAlert error={data.error} />
       <div aria-busy={data.loading}>
         {total && (
-          <dl className="mb-4 grid grid-cols-2 gap-3 sm:grid-cols-5">
-            {(
-              [
-                ['requests', total.requests],
-                ['errors', total.errors],
-                ['inputTokens', total.input_tokens],
-                ['outputTokens', total.output_tokens],
-                ['cachedTokens', total.cached_tokens],
-              ] as const
-            ).map(([k, v]) => (
-              <div key={k} className="rounded border border-slate-200 p-3 dark:border-slate-700">
-                <dt className="text-xs text-slate-600 dark:text-slate-400">{t('usage.' + k)}</dt>
-                <dd className="text-lg font-semibold tabular-nums">{n(v)}</dd>
+          // The period's totals, a region named for screen readers' lists of them.
+          <section aria-labelledby={totalsID} className="mb-4">
+            <h2 id={totalsID} className="sr-only">
+              {t('usage.totals', { period })}
+            </h2>
+            <dl className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6">
+              {(
+                [
+                  ['requests', total.requests],
+                  ['errors', total.errors],
+                  ['inputTokens', total.input_tokens],
+                  ['outputTokens', total.output_tokens],
+                  ['cachedTokens', total.cached_tokens],
+                ] as const
+              ).map(([k, v]) => (
+                <div key={k} className="rounded border border-slate-200 p-3 dark:border-slate-700">
+                  <dt className="text-xs text-slate-600 dark:text-slate-400">{t('usage.' + k)}</dt>
+                  <dd className="text-lg font-semibold tabular-nums">{n(v)}</dd>
+                </div>
+              ))}
+              <div className="rounded border border-slate-200 p-3 dark:border-slate-700">
+                <dt className="text-xs text-slate-600 dark:text-slate-400">{t('usage.cost')}</dt>
+                <dd className="text-lg font-semibold tabular-nums">
+                  {money(total.cost)}
+                  {total.unpriced_requests > 0 && (
+                    <span className="block text-xs font-normal text-amber-900 dark:text-amber-200">
+                      {t('usage.unpriced', { count: total.unpriced_requests, n: n(total.unpriced_requests) })}
+                    </span>
+                  )}
+                </dd>
               </div>
-            ))}
-          </dl>
+            </dl>
+            {total.unpriced_requests > 0 && <p className="mt-2 text-xs text-slate-600 dark:text-slate-400">{t('usage.unpricedHint')}</p>}
+          </section>
         )}
+        <BudgetSection reload={now} />
         {d && total && total.requests === 0 && <EmptyState>{t('usage.empty', { period })}</EmptyState>}
         {d && total && total.requests > 0 && (
           <>
