@@ -7,6 +7,7 @@ import { api } from '../api'
 import { Button, ErrorAlert, Field, PageHeader, Section, Select } from '../components/ui'
 import { toFlow, type FlowNode } from '../workflow/graph'
 import { useFlowLabels } from '../workflow/flowLabels'
+import { edgeTypes } from '../workflow/LabelEdge'
 import { nodeTypes } from '../workflow/NodeCard'
 import type { KindDescription } from '../workflow/types'
 import { formatDuration, formatNumber, formatTime, pretty, runDurationMs } from './format'
@@ -139,6 +140,7 @@ export default function RunView() {
         const tone = c === 'failed' ? '#dc2626' : c === 'normalized' ? '#d97706' : c ? '#059669' : undefined
         return {
           ...e,
+          type: 'label',
           label,
           animated: statusOf(state, e.target, saved) === 'running',
           style: tone ? { stroke: tone, strokeWidth: 2 } : undefined,
@@ -246,6 +248,7 @@ export default function RunView() {
             nodes={nodes}
             edges={edges}
             nodeTypes={nodeTypes}
+            edgeTypes={edgeTypes}
             onNodesChange={onNodesChange}
             colorMode={dark ? 'dark' : 'light'}
             nodesDraggable={false}
