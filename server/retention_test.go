@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
@@ -57,8 +58,20 @@ func TestRetentionAPI(t *testing.T) {
 			t.Errorf("PUT %s = %d %v, want 400 naming %s", body, code, got, param)
 		}
 	}
-	page, err := env.Store.AuditLog().List(t.Context(), store.AuditFilter{WorkspaceID: env.Workspace.ID, Action: "retention.update"})
-	if err != nil || len(page.Events) != 2 {
-		t.Errorf("retention.update audit events = %d, %v; want 2", len(page.Events), err)
+	// Audit events are written in batches, a moment after the answer:
+	// the two successful PUTs' events are waited for (the four refusals
+	// record none).
+	var n int
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var page store.AuditPage
+		page, err = env.Store.AuditLog().List(t.Context(), store.AuditFilter{WorkspaceID: env.Workspace.ID, Action: "retention.update"})
+		n = len(page.Events)
+		if (err == nil && n >= 2) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || n != 2 {
+		t.Errorf("retention.update audit events = %d, %v; want 2", n, err)
 	}
 }

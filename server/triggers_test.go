@@ -184,6 +184,7 @@ func TestWebhookTrigger(t *testing.T) {
 	resp, b = c.do("GET", "/api/triggers/"+tg.ID, "")
 	wantError(t, resp, b, http.StatusNotFound, "not_found")
 
+	env.Platform.Stop() // the audit log is written in the background: flush it
 	page, err := env.Store.AuditLog().List(t.Context(), store.AuditFilter{WorkspaceID: env.Workspace.ID, Limit: store.MaxAuditLimit})
 	if err != nil {
 		t.Fatal(err)
