@@ -116,6 +116,9 @@ func TestHandlerNamesByRouteAndContinuesTrace(t *testing.T) {
 	if resp.StatusCode != http.StatusTeapot {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
+	// The span ends when the handler returns, which can be after the
+	// client has read the flushed answer: Close waits for the handler.
+	srv.Close()
 	spans := rec.Ended()
 	if len(spans) != 1 {
 		t.Fatalf("%d spans, want 1", len(spans))
