@@ -266,6 +266,8 @@ const setLimitScript = `
 await signIn()
 await openUsage()
 const totals = page.getByRole('region', { name: 'Totals, Last 7 days' })
+// The totals load apart from the budget: wait for them before reading.
+await totals.getByRole('term').filter({ hasText: /^\s*Cost\s*$/ }).waitFor()
 const terms = await totals.getByRole('term').allInnerTexts()
 const defs = await totals.getByRole('definition').allInnerTexts()
 const cost = defs[terms.findIndex((t) => t.trim() === 'Cost')].trim()
