@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/budget"
-	"github.com/agentcraftlab/agentcraft/identity"
 	"github.com/agentcraftlab/agentcraft/llm"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
@@ -57,13 +56,7 @@ func TestUsageBudget(t *testing.T) {
 		Memory:    true, // the chat page, where signing in lands, lists conversations
 	})
 	ctx := t.Context()
-	u, err := env.Identity.CreateUser(ctx, identity.NewUser{Email: memberEmail, Password: memberPassword})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.Identity.AddMember(ctx, identity.CLI, env.Workspace.ID, u.ID, identity.RoleMember); err != nil {
-		t.Fatal(err)
-	}
+	addMember(t, env)
 	c := servertest.Client{T: t, Base: env.URL, Key: env.Key}
 	const v1 = `{"model":"helper","messages":[{"role":"user","content":"hi"}]}`
 	// Two requests through /v1, priced by the run seam as every surface's are.

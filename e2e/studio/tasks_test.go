@@ -59,6 +59,19 @@ const (
 	memberPassword = "a member's long password"
 )
 
+// addMember makes memberEmail a member (role member) of env's workspace.
+func addMember(t *testing.T, env *studioEnv) {
+	t.Helper()
+	ctx := t.Context()
+	u, err := env.Identity.CreateUser(ctx, identity.NewUser{Email: memberEmail, Password: memberPassword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Identity.AddMember(ctx, identity.CLI, env.Workspace.ID, u.ID, identity.RoleMember); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestApprovalsAndTasks: a member who tries to approve a medium-capability
 // request is refused with the reason; the owner approves a low one from
 // the inbox, which then no longer lists it, and its task page shows the
@@ -69,13 +82,7 @@ func TestApprovalsAndTasks(t *testing.T) {
 	// Memory: sign-in lands on the chat, which lists conversations.
 	env := newStudio(t, &servertest.Options{Tasks: true, Memory: true})
 	ctx := t.Context()
-	u, err := env.Identity.CreateUser(ctx, identity.NewUser{Email: memberEmail, Password: memberPassword})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.Identity.AddMember(ctx, identity.CLI, env.Workspace.ID, u.ID, identity.RoleMember); err != nil {
-		t.Fatal(err)
-	}
+	addMember(t, env)
 	low := seedApprovalTask(t, env, approvalSeed{title: "Book the meeting room", source: "line", capability: store.CapabilityLow,
 		summary: "Book room 3 for Friday 10:00", tool: "calendar_create_event"})
 	medium := seedApprovalTask(t, env, approvalSeed{title: "Send the newsletter", source: "web", capability: store.CapabilityMedium,
