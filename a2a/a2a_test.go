@@ -56,7 +56,8 @@ func fakeAgent(t *testing.T, turns ...llmtest.Turn) *agent.Agent {
 }
 
 // blockingModel streams one word, then waits until its request is canceled.
-type blockingModel struct{ canceled chan struct{} }
+// started closes when its request begins, canceled when it sees the cancel.
+type blockingModel struct{ started, canceled chan struct{} }
 
 func (m blockingModel) Generate(ctx context.Context, req llm.Request) (llm.Response, error) {
 	return llm.Collect(m.Stream(ctx, req))
@@ -64,6 +65,7 @@ func (m blockingModel) Generate(ctx context.Context, req llm.Request) (llm.Respo
 
 func (m blockingModel) Stream(ctx context.Context, _ llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
+		close(m.started)
 		if !yield(llm.Event{Type: llm.EventTextDelta, Text: "thinking"}, nil) {
 			return
 		}
@@ -170,7 +172,7 @@ func TestA2AStreaming(t *testing.T) {
 }
 
 func TestA2ACancelTask(t *testing.T) {
-	m := blockingModel{canceled: make(chan struct{})}
+	m := blockingModel{started: make(chan struct{}), canceled: make(chan struct{})}
 	url := startServer(t, testAgents{"slow": {Name: "slow", Model: m}})
 	ctx := context.Background()
 	c, err := a2a.NewClient(ctx, url+"/a2a/slow", nil)
@@ -184,6 +186,13 @@ func TestA2ACancelTask(t *testing.T) {
 		t.Fatalf("SendMessage = %+v, %v", r, err)
 	}
 	id := string(started.ID)
+	// Cancel a model request in flight: a cancel that comes before the
+	// agent reaches its model ends the task without any request at all.
+	select {
+	case <-m.started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the agent's model request did not start")
+	}
 	task, err := c.CancelTask(ctx, id)
 	if err != nil {
 		t.Fatal(err)
