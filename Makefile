@@ -40,6 +40,7 @@ test:
 	$(GO) test -race -count=1 -timeout 10m ./e2e/studio/
 	# Data-heavy checks the race detector would slow tenfold, at full size.
 	$(GO) test -count=1 -run 'TestVectorRecallAgainstExact' ./search/memory/
+	$(GO) test -count=1 -run 'TestPruneShrinksFile' -v ./store/retention/
 
 test-short:
 	$(GO) test -count=1 ./...

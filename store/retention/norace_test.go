@@ -1,0 +1,5 @@
+//go:build !race
+
+package retention_test
+
+const raceEnabled = false
