@@ -51,18 +51,23 @@ func (s *Server) needTriggers(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// triggerView is a trigger in the API: its webhook URL path, and the
-// secret in clear on the one answer that may show it.
+// triggerView is a trigger in the API: its webhook URL path, when an
+// enabled schedule fires next, and the secret in clear on the one answer
+// that may show it.
 type triggerView struct {
 	store.Trigger
-	URL    string `json:"url,omitempty"`
-	Secret string `json:"secret,omitempty"`
+	URL      string     `json:"url,omitempty"`
+	NextFire *time.Time `json:"next_fire,omitempty"`
+	Secret   string     `json:"secret,omitempty"`
 }
 
 func viewTrigger(t store.Trigger, secret string) triggerView {
 	v := triggerView{Trigger: t, Secret: secret}
 	if t.Kind == store.TriggerWebhook {
 		v.URL = "/hooks/" + t.ID
+	}
+	if next, ok := trigger.NextFire(t, time.Now()); ok {
+		v.NextFire = &next
 	}
 	return v
 }

@@ -87,8 +87,9 @@ func signedHeaders(secret string, at time.Time, body, delivery string) http.Head
 
 type triggerBody struct {
 	store.Trigger
-	URL    string `json:"url"`
-	Secret string `json:"secret"`
+	URL      string     `json:"url"`
+	NextFire *time.Time `json:"next_fire"`
+	Secret   string     `json:"secret"`
 }
 
 // TestWebhookTrigger: a webhook refuses a bad signature (401) and a stale
@@ -205,8 +206,18 @@ func TestWebhookTrigger(t *testing.T) {
 	}
 }
 
+func tokyo(t *testing.T) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation("Asia/Tokyo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
 // TestTriggerBadInput: invalid cron spec, unknown time zone, unknown
-// workflow and the like answer 400 naming the field.
+// workflow and the like answer 400 naming the field; a good schedule says
+// when it fires next (none while disabled).
 func TestTriggerBadInput(t *testing.T) {
 	_, c, _ := newTriggerEnv(t)
 	c.json("POST", "/api/workflows", `{"name":"noop","nodes":[{"id":"start","type":"start"},{"id":"end","type":"end"}],
@@ -232,6 +243,18 @@ func TestTriggerBadInput(t *testing.T) {
 	if tg.Secret != "" || tg.URL != "" || tg.Misfire != store.MisfireCatchUpOnce {
 		t.Errorf("schedule trigger %+v", tg)
 	}
+	// next_fire is the next weekday 09:00 in Tokyo, 00:00 UTC, within a
+	// week; a disabled schedule has none.
+	if n := tg.NextFire; n == nil || !n.After(time.Now()) || n.After(time.Now().Add(4*24*time.Hour)) ||
+		n.UTC().Hour() != 0 || n.UTC().Minute() != 0 || n.In(tokyo(t)).Weekday() == time.Saturday || n.In(tokyo(t)).Weekday() == time.Sunday {
+		t.Errorf("next_fire of a weekday 09:00 Tokyo schedule = %v", tg.NextFire)
+	}
+	var off triggerBody
+	c.json("PATCH", "/api/triggers/"+tg.ID, `{"enabled":false}`, http.StatusOK, &off)
+	if off.NextFire != nil {
+		t.Errorf("a disabled schedule has next_fire %v; want none", off.NextFire)
+	}
+	c.json("PATCH", "/api/triggers/"+tg.ID, `{"enabled":true}`, http.StatusOK, nil)
 	resp, b := c.do("PATCH", "/api/triggers/"+tg.ID, `{"schedule":"99 * * * *"}`)
 	if d := wantError(t, resp, b, http.StatusBadRequest, "invalid_request"); d.Param != "schedule" {
 		t.Errorf("PATCH bad schedule param %v", d.Param)

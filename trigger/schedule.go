@@ -7,6 +7,8 @@ import (
 	_ "time/tzdata" // IANA zones on hosts without /usr/share/zoneinfo
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/agentcraftlab/agentcraft/store"
 )
 
 // parser reads five-field specs (minute hour day month weekday), six with
@@ -61,6 +63,21 @@ func (s Schedule) Next(t time.Time) time.Time {
 		return n
 	}
 	return n.UTC()
+}
+
+// NextFire is when an enabled schedule trigger fires next after now, in
+// UTC; false for a webhook, a disabled trigger or a spec that no longer
+// parses (the scheduler skips it too) or never fires again.
+func NextFire(t store.Trigger, now time.Time) (time.Time, bool) {
+	if t.Kind != store.TriggerSchedule || !t.Enabled {
+		return time.Time{}, false
+	}
+	s, err := ParseSchedule(t.Schedule, t.Timezone)
+	if err != nil {
+		return time.Time{}, false
+	}
+	n := s.Next(now)
+	return n, !n.IsZero()
 }
 
 // lastAtOrBefore returns the latest tick in (from, until], or the zero time

@@ -53,6 +53,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/store/retention"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 	"github.com/agentcraftlab/agentcraft/task"
+	"github.com/agentcraftlab/agentcraft/trigger"
 	"github.com/agentcraftlab/agentcraft/tool"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/nodes"
@@ -134,6 +135,12 @@ type Options struct {
 	// moving tasks along, serving /api/tasks and /api/approvals; Env.Tasks
 	// is it. It implies Workflows. Default: those answer 503.
 	Tasks bool
+	// Triggers gives the server the trigger service (package trigger):
+	// /api/triggers and the webhooks at /hooks/{id}, starting runs
+	// through Env.Runs; Env.Triggers is it. No scheduler runs: schedules
+	// are stored and say when they fire next, but do not fire. It implies
+	// Workflows. Default: those answer 503.
+	Triggers bool
 	// Pricing and Budget are the platform's price table and budget
 	// options (platform.Options); nil: the defaults.
 	Pricing *pricing.Table
@@ -175,6 +182,8 @@ type Env struct {
 	OIDC     *identity.OIDC
 	// Tasks is the task service when Options.Tasks is set.
 	Tasks *task.Service
+	// Triggers is the trigger service when Options.Triggers is set.
+	Triggers *trigger.Service
 	// queue executes runs with Options.Queue.
 	queue *queue.Queue
 	// Runner is the run seam the server's surfaces share (with memory
@@ -304,7 +313,7 @@ func New(t testing.TB, opts *Options) *Env {
 		t.Fatal(err)
 	}
 	aopts := &aguiserver.Options{Runner: sopts.Runner, Conversations: env.Conversations, MaxBodyBytes: o.MaxBodyBytes, Logger: logger}
-	if o.Workflows || o.Tasks {
+	if o.Workflows || o.Tasks || o.Triggers {
 		reg := workflow.NewRegistry()
 		if err := nodes.RegisterBuiltins(reg); err != nil {
 			t.Fatal(err)
@@ -353,6 +362,13 @@ func New(t testing.TB, opts *Options) *Env {
 				t.Fatal(err)
 			}
 			env.Tasks, sopts.Tasks = tasks, tasks
+		}
+		if o.Triggers {
+			triggers, err := trigger.New(st, runs, box, &trigger.Options{Agents: p, Audit: p.RecordAudit, Logger: logger})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env.Triggers, sopts.Triggers = triggers, triggers
 		}
 		// Registered before the server's cleanup, so it runs after it:
 		// runs end once no request can start one.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -121,7 +122,8 @@ func triggersListCmd(e *env, workspace *string) *cobra.Command {
 					return writeJSONLine(e.stdout, map[string]any{"data": list})
 				}
 				tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tNAME\tKIND\tTARGET\tSCHEDULE\tENABLED")
+				fmt.Fprintln(tw, "ID\tNAME\tKIND\tTARGET\tSCHEDULE\tENABLED\tNEXT FIRE")
+				now := time.Now()
 				for _, t := range list {
 					target := "workflow:" + t.WorkflowID
 					if t.Agent != "" {
@@ -134,7 +136,11 @@ func triggersListCmd(e *env, workspace *string) *cobra.Command {
 					if t.Kind == store.TriggerWebhook {
 						sched = "/hooks/" + t.ID
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\n", t.ID, t.Name, t.Kind, target, sched, t.Enabled)
+					next := "-"
+					if at, ok := trigger.NextFire(t, now); ok {
+						next = at.Format(time.RFC3339)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\t%s\n", t.ID, t.Name, t.Kind, target, sched, t.Enabled, next)
 				}
 				return tw.Flush()
 			})
