@@ -326,13 +326,7 @@ result = { after }
 const memberScript = `
 const writes = []
 page.on('request', (r) => { if (r.method() !== 'GET' && new URL(r.url()).pathname.startsWith('/api/budget')) writes.push(r.method() + ' ' + new URL(r.url()).pathname) })
-await page.goto(url + '/')
-await page.getByRole('heading', { name: 'Sign in to AgentCraft' }).waitFor()
-signInShown = true
-await page.getByRole('textbox', { name: 'Email' }).fill(args.email)
-await page.getByLabel('Password').fill(args.password)
-await page.getByRole('button', { name: 'Sign in' }).click()
-await page.getByRole('navigation', { name: 'Pages', exact: true }).waitFor()
+await signIn(args.email, args.password)
 await openUsage()
 const controls = []
 for (const role of ['button', 'spinbutton', 'textbox']) {

@@ -84,7 +84,8 @@ type browserResult struct {
 //	page, browser      the page (locale en-US, 15 s default timeout) and browser
 //	url, args          the server's URL and the args given here (any JSON)
 //	step(text)         a line for the test log
-//	signIn()           signs the owner in from /, waiting for the nav
+//	signIn(e, p)       signs in from / (the owner without arguments, else
+//	                   the user of email e and password p), waiting for the nav
 //	shot(name)         a screenshot when AGENTCRAFT_STUDIO_SCREENSHOTS names a directory
 //	english            every text of the English catalogue (locales/en) and
 //	                   the English the libraries show untranslated
@@ -206,12 +207,12 @@ const axe = async () => {
 }
 const seriousOf = (vs) => vs.filter((v) => v.impact === 'serious' || v.impact === 'critical')
 const shot = async (name) => { if (cfg.shots) await page.screenshot({ path: cfg.shots + '/' + name + '.png' }) }
-const signIn = async () => {
+const signIn = async (email = cfg.email, password = cfg.password) => {
   await page.goto(url + '/')
   await page.getByRole('heading', { name: 'Sign in to AgentCraft' }).waitFor()
   signInShown = true
-  await page.getByRole('textbox', { name: 'Email' }).fill(cfg.email)
-  await page.getByLabel('Password').fill(cfg.password)
+  await page.getByRole('textbox', { name: 'Email' }).fill(email)
+  await page.getByLabel('Password').fill(password)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByRole('navigation', { name: 'Pages', exact: true }).waitFor()
 }

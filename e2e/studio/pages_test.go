@@ -12,6 +12,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/skill"
 	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/trigger"
 )
 
 // interactiveBudget is how long a deep link may take, from the start of
@@ -88,6 +89,20 @@ func TestEveryPage(t *testing.T) {
 	// (the Studio's canvas of this workflow).
 	if _, err := env.Store.Workflows().Create(t.Context(), store.Workflow{WorkspaceID: env.Workspace.ID, Name: "review", Definition: json.RawMessage(pagesFlow)}); err != nil {
 		t.Fatal(err)
+	}
+	// A schedule and a webhook, so the Triggers page lists both kinds
+	// with their actions and a next fire.
+	for _, sp := range []string{
+		`{"name":"morning-report","kind":"schedule","workflow":"review","schedule":"0 9 * * 1-5","timezone":"Asia/Tokyo"}`,
+		`{"name":"github","kind":"webhook","agent":"helper"}`,
+	} {
+		var spec trigger.Spec
+		if err := json.Unmarshal([]byte(sp), &spec); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := env.Triggers.Create(t.Context(), env.Workspace.ID, spec); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// A workspace skill beside the built-ins, so the Skills page lists
 	// both kinds with their actions.

@@ -342,10 +342,7 @@ if ((await main.getByRole('list', { name: approvals.listLabel }).count()) + (awa
 step('the guest')
 await page.getByRole('button', { name: 'Sign out' }).click()
 await page.getByRole('heading', { name: 'Sign in to AgentCraft' }).waitFor()
-await page.getByRole('textbox', { name: 'Email' }).fill(args.guestEmail)
-await page.getByLabel('Password').fill(args.guestPassword)
-await page.getByRole('button', { name: 'Sign in' }).click()
-await page.getByRole('navigation', { name: 'Pages', exact: true }).waitFor()
+await signIn(args.guestEmail, args.guestPassword)
 const guestRequests = [], guestRefused = []
 page.on('response', (r) => {
   const u = new URL(r.url())

@@ -157,12 +157,7 @@ const request = (summary) => main.getByRole('list', { name: ap.listLabel }).getB
 // A member may decide low approvals only: the medium one is refused, and
 // the page says why.
 step('the member tries the medium approval')
-await page.goto(url + '/')
-await page.getByRole('heading', { name: 'Sign in to AgentCraft' }).waitFor()
-signInShown = true
-await page.getByRole('textbox', { name: 'Email' }).fill(args.memberEmail)
-await page.getByLabel('Password').fill(args.memberPassword)
-await page.getByRole('button', { name: 'Sign in' }).click()
+await signIn(args.memberEmail, args.memberPassword)
 await nav().getByRole('link', { name: ap.nav }).click()
 await page.getByRole('heading', { level: 1, name: ap.title }).waitFor()
 expectStatus(403)

@@ -164,13 +164,7 @@ result = res
 // guestScript signs in as the guest and counts, on Tools and Agents, the
 // write controls a guest must not be offered.
 const guestScript = `
-await page.goto(url + '/')
-await page.getByRole('heading', { name: 'Sign in to AgentCraft' }).waitFor()
-signInShown = true
-await page.getByRole('textbox', { name: 'Email' }).fill(args.email)
-await page.getByLabel('Password').fill(args.password)
-await page.getByRole('button', { name: 'Sign in' }).click()
-await page.getByRole('navigation', { name: 'Pages', exact: true }).waitFor()
+await signIn(args.email, args.password)
 await page.goto(url + '/tools')
 await page.getByRole('switch', { name: 'Enable calculator' }).waitFor()
 await page.getByText('Only admins and owners change tools').waitFor()

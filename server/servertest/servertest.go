@@ -53,8 +53,8 @@ import (
 	"github.com/agentcraftlab/agentcraft/store/retention"
 	"github.com/agentcraftlab/agentcraft/store/sqlite"
 	"github.com/agentcraftlab/agentcraft/task"
-	"github.com/agentcraftlab/agentcraft/trigger"
 	"github.com/agentcraftlab/agentcraft/tool"
+	"github.com/agentcraftlab/agentcraft/trigger"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/nodes"
 )
@@ -82,9 +82,10 @@ type Options struct {
 	Knowledge bool
 	// Workflows gives the server a workflow run service with the built-in
 	// node kinds, whose agent nodes run the platform's agents and models,
-	// serving /api/workflows, /api/runs and /agui/workflows/{name}; runs
-	// execute in goroutines of the test process; Env.Runs is it. Default:
-	// those answer 503.
+	// serving /api/workflows, /api/runs and /agui/workflows/{name}, and
+	// the trigger service over it (/api/triggers, /hooks/{id}; Env.Triggers);
+	// runs execute in goroutines of the test process; Env.Runs is it.
+	// Default: those answer 503.
 	Workflows bool
 	// Queue makes the run service execute runs through a River queue on
 	// the test database (package queue), as serve's does, instead of in a
@@ -135,12 +136,6 @@ type Options struct {
 	// moving tasks along, serving /api/tasks and /api/approvals; Env.Tasks
 	// is it. It implies Workflows. Default: those answer 503.
 	Tasks bool
-	// Triggers gives the server the trigger service (package trigger):
-	// /api/triggers and the webhooks at /hooks/{id}, starting runs
-	// through Env.Runs; Env.Triggers is it. No scheduler runs: schedules
-	// are stored and say when they fire next, but do not fire. It implies
-	// Workflows. Default: those answer 503.
-	Triggers bool
 	// Pricing and Budget are the platform's price table and budget
 	// options (platform.Options); nil: the defaults.
 	Pricing *pricing.Table
@@ -182,7 +177,10 @@ type Env struct {
 	OIDC     *identity.OIDC
 	// Tasks is the task service when Options.Tasks is set.
 	Tasks *task.Service
-	// Triggers is the trigger service when Options.Triggers is set.
+	// Triggers is the trigger service, set with Env.Runs as serve has it:
+	// /api/triggers and the webhooks at /hooks/{id}, starting runs through
+	// Env.Runs. No scheduler runs: schedules are stored and say when they
+	// fire next, but do not fire.
 	Triggers *trigger.Service
 	// queue executes runs with Options.Queue.
 	queue *queue.Queue
@@ -313,7 +311,7 @@ func New(t testing.TB, opts *Options) *Env {
 		t.Fatal(err)
 	}
 	aopts := &aguiserver.Options{Runner: sopts.Runner, Conversations: env.Conversations, MaxBodyBytes: o.MaxBodyBytes, Logger: logger}
-	if o.Workflows || o.Tasks || o.Triggers {
+	if o.Workflows || o.Tasks {
 		reg := workflow.NewRegistry()
 		if err := nodes.RegisterBuiltins(reg); err != nil {
 			t.Fatal(err)
@@ -363,13 +361,11 @@ func New(t testing.TB, opts *Options) *Env {
 			}
 			env.Tasks, sopts.Tasks = tasks, tasks
 		}
-		if o.Triggers {
-			triggers, err := trigger.New(st, runs, box, &trigger.Options{Agents: p, Audit: p.RecordAudit, Logger: logger})
-			if err != nil {
-				t.Fatal(err)
-			}
-			env.Triggers, sopts.Triggers = triggers, triggers
+		triggers, err := trigger.New(st, runs, box, &trigger.Options{Agents: p, Audit: p.RecordAudit, Logger: logger})
+		if err != nil {
+			t.Fatal(err)
 		}
+		env.Triggers, sopts.Triggers = triggers, triggers
 		// Registered before the server's cleanup, so it runs after it:
 		// runs end once no request can start one.
 		t.Cleanup(runs.Wait)

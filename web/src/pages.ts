@@ -41,6 +41,7 @@ export const pages: Page[] = [
     component: lazyPrefetching('/studio', (id) => (id ? [`/api/workflows/${decodeURIComponent(id)}`, '/api/node-kinds'] : []), () => import('./pages/Studio')),
   },
   { path: '/runs', navKey: 'runs.nav', component: lazy(() => import('./pages/Runs')) },
+  { path: '/triggers', navKey: 'triggers.nav', component: lazy(() => import('./pages/Triggers')) },
   { path: '/knowledge', navKey: 'knowledge.nav', component: lazy(() => import('./pages/Knowledge')) },
   { path: '/agents', navKey: 'agents.nav', component: lazy(() => import('./pages/Agents')) },
   { path: '/tools', navKey: 'tools.nav', component: lazy(() => import('./pages/Tools')) },

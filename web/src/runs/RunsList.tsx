@@ -12,20 +12,40 @@ interface WorkflowSummary {
   version: number
 }
 
-/** RunsList is /runs: the workspace's runs, newest first, filtered by status and workflow (kept in the URL). */
+interface TriggerSummary {
+  id: string
+  name: string
+}
+
+/**
+ * RunsList is /runs: the workspace's runs, newest first, each with the
+ * trigger that started it (if one did), filtered by status, workflow and
+ * trigger (kept in the URL).
+ */
 export default function RunsList() {
   const { t, i18n } = useTranslation()
   const [params, setParams] = useSearchParams()
   const status = params.get('status') ?? ''
   const workflow = params.get('workflow') ?? ''
+  const trigger = params.get('trigger') ?? ''
   const workflows = useLoad(() => api<{ data: WorkflowSummary[] }>('/api/workflows').then((r) => r.data), [])
+  // A server without triggers answers 503: its runs have none to name.
+  const triggers = useLoad(
+    () =>
+      api<{ data: TriggerSummary[] }>('/api/triggers')
+        .then((r) => r.data)
+        .catch(() => [] as TriggerSummary[]),
+    [],
+  )
   const runs = useLoad(() => {
     const q = new URLSearchParams({ limit: '200' })
     if (status) q.set('status', status)
     if (workflow) q.set('workflow_id', workflow)
+    if (trigger) q.set('trigger_id', trigger)
     return api<{ data: Run[] }>('/api/runs?' + q).then((r) => r.data)
-  }, [status, workflow])
+  }, [status, workflow, trigger])
   const names = new Map((workflows.data ?? []).map((w) => [w.id, w.name]))
+  const triggerNames = new Map((triggers.data ?? []).map((tr) => [tr.id, tr.name]))
   const setFilter = (key: string, value: string) => {
     const next = new URLSearchParams(params)
     if (value) next.set(key, value)
@@ -62,11 +82,26 @@ export default function RunsList() {
             </Select>
           )}
         </Field>
+        {(trigger || triggerNames.size > 0) && (
+          <Field label={t('runs.filterTrigger')}>
+            {(id) => (
+              <Select id={id} value={trigger} onChange={(e) => setFilter('trigger', e.target.value)}>
+                <option value="">{t('runs.allTriggers')}</option>
+                {trigger && !triggerNames.has(trigger) && <option value={trigger}>{trigger}</option>}
+                {(triggers.data ?? []).map((tr) => (
+                  <option key={tr.id} value={tr.id}>
+                    {tr.name}
+                  </option>
+                ))}
+              </Select>
+            )}
+          </Field>
+        )}
       </form>
       <ErrorAlert error={runs.error ?? workflows.error} />
-      {runs.data && runs.data.length === 0 && <EmptyState>{status || workflow ? t('runs.noneMatching') : t('runs.none')}</EmptyState>}
+      {runs.data && runs.data.length === 0 && <EmptyState>{status || workflow || trigger ? t('runs.noneMatching') : t('runs.none')}</EmptyState>}
       {runs.data && runs.data.length > 0 && (
-        <Table caption={t('runs.tableCaption')} head={[t('runs.run'), t('runs.workflow'), t('runs.statusHead'), t('runs.started'), t('runs.duration')]}>
+        <Table caption={t('runs.tableCaption')} head={[t('runs.run'), t('runs.workflow'), t('runs.trigger'), t('runs.statusHead'), t('runs.started'), t('runs.duration')]}>
           {runs.data.map((r) => (
             <tr key={r.id}>
               <td className={cellClass}>
@@ -77,6 +112,9 @@ export default function RunsList() {
               <td className={cellClass}>
                 {r.workflow_id ? (names.get(r.workflow_id) ?? r.workflow_id) : (r.definition?.name ?? t('runs.adHoc'))}
                 {r.workflow_version ? <span className="ml-1 text-slate-600 dark:text-slate-400">{t('runs.version', { version: r.workflow_version })}</span> : null}
+              </td>
+              <td translate="no" className={cellClass}>
+                {r.trigger_id ? (triggerNames.get(r.trigger_id) ?? r.trigger_id.slice(0, 12)) : ''}
               </td>
               <td className={cellClass}>
                 <RunStatusBadge status={r.status} />

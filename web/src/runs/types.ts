@@ -16,6 +16,10 @@ export interface Run {
   output?: unknown
   error?: string
   waiting_node?: string
+  /** trigger_id is the trigger (schedule or webhook) that started the run. */
+  trigger_id?: string
+  /** task_id is the task whose plan the run executes. */
+  task_id?: string
   created_at: string
   updated_at: string
   finished_at?: string
