@@ -44,8 +44,10 @@ type scaleoutResult struct {
 // run, one counted request per run) and measures dispatch latency (a
 // run's creation, just before its job is inserted, to its run_started
 // event; a job's insert to its handler for River) of runs enqueued one at
-// a time onto idle workers: LISTEN/NOTIFY on PostgreSQL, 20ms polling on
-// SQLite.
+// a time onto idle workers: LISTEN/NOTIFY on PostgreSQL; on SQLite the
+// runs come from the test process, another process than serve, so they
+// wait for serve's 1 s poll (what serve enqueues itself is handed over in
+// process).
 //
 //	AGENTCRAFT_BENCH_SCALEOUT=1 AGENTCRAFT_TEST_POSTGRES_DSN=... go test -count=1 -v -run TestBinaryScaleoutBench -timeout 30m ./e2e/crash
 func TestBinaryScaleoutBench(t *testing.T) {
