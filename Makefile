@@ -35,8 +35,13 @@ screenshots: studio
 # in modernc.org/sqlite (SQLite's C translated to Go, all unsafe pointers)
 # that was 40 % of the CPU of every SQLite call, and SQLite is under most
 # tests. RACEFLAGS keeps the race detector on everywhere and checkptr on
-# for every package but those.
+# for every package but those. GORACE: a race-built program sleeps a
+# second before it exits (so that other goroutines may still report);
+# every test binary, and every child a test starts from it (sandboxed
+# scripts, re-executed commands), did, though a race is reported when it
+# is found and fails the exit status all the same.
 RACEFLAGS := -race -gcflags='modernc.org/...=-d=checkptr=0'
+export GORACE ?= atexit_sleep_ms=0
 test:
 	$(GO) vet ./...
 	$(GO) test $(RACEFLAGS) -count=1 -timeout 15m $$($(GO) list ./... | grep -v '/e2e/studio$$')

@@ -253,6 +253,9 @@ func Run(ctx context.Context, kind string, input []byte, lim *Limits) ([]byte, e
 		"GOMAXPROCS=2",
 		"GOTRACEBACK=single",
 	}
+	if raceEnabled {
+		env = append(env, childGORACE())
+	}
 
 	stdout := &capWriter{max: maxOut + 1}
 	stderr := &headWriter{max: 4 << 10}
