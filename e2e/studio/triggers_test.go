@@ -312,7 +312,7 @@ const urlShown = await secretRegion.getByRole('textbox', { name: 'Webhook addres
 const secret = await secretRegion.getByRole('textbox', { name: 'Signing secret' }).inputValue()
 const recipe = await secretRegion.getByLabel('How to send a signed delivery').innerText()
 await shot('triggers-webhook-secret')
-await secretRegion.getByRole('button', { name: 'I have copied it' }).click()
+await secretRegion.getByRole('button', { name: 'Done', exact: true }).click()
 await secretRegion.waitFor({ state: 'detached' })
 const secretAfter = await page.getByText(secret).count()
 result = { empty, when, nextFire: new Date(nextFire).toISOString().replace('.000Z', 'Z'), state, badError, badInvalid, url: urlShown, secret, recipe, secretAfter }
@@ -365,7 +365,7 @@ await dialog.getByRole('button', { name: 'Replace secret' }).click()
 const secretRegion = main.getByRole('region', { name: 'Webhook github: address and secret' })
 await secretRegion.waitFor()
 const rotated = await secretRegion.getByRole('textbox', { name: 'Signing secret' }).inputValue()
-await secretRegion.getByRole('button', { name: 'I have copied it' }).click()
+await secretRegion.getByRole('button', { name: 'Done', exact: true }).click()
 
 step('delete morning-report')
 await row('morning-report').getByRole('button', { name: 'Delete morning-report' }).click()

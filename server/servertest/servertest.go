@@ -140,9 +140,9 @@ type Options struct {
 	// options (platform.Options); nil: the defaults.
 	Pricing *pricing.Table
 	Budget  *budget.Options
-	// Retention serves GET and PUT /api/retention with this server
-	// policy (kind → age) over the test database's stored overrides.
-	// Nil: those answer 503.
+	// Retention is the server's retention policy (kind → age) that GET
+	// and PUT /api/retention serve, over the test database's stored
+	// overrides, as serve does; nil is a policy that keeps everything.
 	Retention map[string]string
 	// Metrics is handed to the platform, the server and the run service,
 	// as serve does (internal/metrics); the test reads it through its
@@ -392,7 +392,7 @@ func New(t testing.TB, opts *Options) *Env {
 		sopts.Mounts = append(mcpSrv.Mounts(), sopts.Mounts...)
 	}
 	sopts.Studio = o.Studio
-	if o.Retention != nil {
+	{
 		// A second handle on the file, as `agentcraft db prune` beside a
 		// running server has.
 		db, err := database.OpenSQLite(ctx, env.DBPath, nil)

@@ -92,6 +92,21 @@ export function Section({ title, children, className = '' }: { title: ReactNode;
   )
 }
 
+/**
+ * Notice announces the change a page just made: a status region (read
+ * out by screen readers, hidden) and, while there is one, the text shown.
+ */
+export function Notice({ children }: { children: string }) {
+  return (
+    <>
+      <p role="status" className="sr-only">
+        {children}
+      </p>
+      {children && <p className="mb-3 rounded border border-green-300 bg-green-50 p-2 text-sm text-green-900 dark:border-green-700 dark:bg-green-950 dark:text-green-100">{children}</p>}
+    </>
+  )
+}
+
 export function EmptyState({ children }: { children: ReactNode }) {
   return <p className="rounded border border-dashed border-slate-300 p-6 text-center text-slate-600 dark:border-slate-600 dark:text-slate-400">{children}</p>
 }

@@ -4,7 +4,7 @@ import { api } from '../api'
 import { AgentForm } from '../agents/AgentForm'
 import type { Agent, ProviderInfo } from '../agents/types'
 import { ConfirmDialog } from '../components/ConfirmDialog'
-import { Button, cellClass, EmptyState, ErrorAlert, PageHeader, Section, Table, useLoad } from '../components/ui'
+import { Button, cellClass, EmptyState, ErrorAlert, Notice, PageHeader, Section, Table, useLoad } from '../components/ui'
 import { useCan, useSession } from '../session'
 import type { Skill } from '../skills/types'
 import type { ToolInfo } from '../tools/types'
@@ -67,10 +67,7 @@ export default function Agents() {
           </Button>
         )}
       </PageHeader>
-      <p role="status" className="sr-only">
-        {notice}
-      </p>
-      {notice && <p className="mb-3 rounded border border-green-300 bg-green-50 p-2 text-sm text-green-900 dark:border-green-700 dark:bg-green-950 dark:text-green-100">{notice}</p>}
+      <Notice>{notice}</Notice>
       <ErrorAlert error={agents.error} />
       {editing && (
         <Section title={formTitle}>

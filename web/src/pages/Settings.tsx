@@ -3,12 +3,13 @@ import { EmptyState, PageHeader } from '../components/ui'
 import { CredentialsSection } from '../settings/CredentialsSection'
 import { KeysSection } from '../settings/KeysSection'
 import { MembersSection } from '../settings/MembersSection'
+import { RetentionSection } from '../settings/RetentionSection'
 import { WorkspaceSection } from '../settings/WorkspaceSection'
 import { useWorkspace } from '../session'
 
 /**
- * Settings is the workspace's name, its provider keys, its API keys and
- * its members and invitations. Each section shows only what the signed-in
+ * Settings is the workspace's name, its provider keys, its API keys, its
+ * members and invitations, and how long its data is kept. Each section shows only what the signed-in
  * role may do, and asks the server only for what it may read.
  */
 export default function Settings() {
@@ -26,6 +27,7 @@ export default function Settings() {
           <CredentialsSection ws={ws} />
           <KeysSection ws={ws} />
           <MembersSection ws={ws} />
+          <RetentionSection ws={ws} />
         </div>
       )}
     </div>

@@ -2,7 +2,7 @@ import { useState } from 'react'
 import { useTranslation } from 'react-i18next'
 import { api } from '../api'
 import { ConfirmDialog } from '../components/ConfirmDialog'
-import { Button, cellClass, EmptyState, ErrorAlert, PageHeader, Section, Table, useLoad } from '../components/ui'
+import { Button, cellClass, EmptyState, ErrorAlert, Notice, PageHeader, Section, Table, useLoad } from '../components/ui'
 import { useCan, useSession } from '../session'
 import { SkillForm } from '../skills/SkillForm'
 import { SkillImport } from '../skills/SkillImport'
@@ -73,10 +73,7 @@ export default function Skills() {
         )}
       </PageHeader>
       <p className="mb-3 text-sm text-slate-600 dark:text-slate-400">{t('skills.intro')}</p>
-      <p role="status" className="sr-only">
-        {notice}
-      </p>
-      {notice && <p className="mb-3 rounded border border-green-300 bg-green-50 p-2 text-sm text-green-900 dark:border-green-700 dark:bg-green-950 dark:text-green-100">{notice}</p>}
+      <Notice>{notice}</Notice>
       <ErrorAlert error={skills.error ?? error} />
       {editing && (
         <Section title={formTitle}>

@@ -3,9 +3,10 @@ import { useTranslation } from 'react-i18next'
 import { Link } from 'react-router-dom'
 import { api } from '../api'
 import { ConfirmDialog } from '../components/ConfirmDialog'
-import { Button, cellClass, EmptyState, ErrorAlert, PageHeader, Section, Table, TextInput, useLoad } from '../components/ui'
+import { Button, cellClass, EmptyState, ErrorAlert, Field, Notice, PageHeader, Section, Table, TextInput, useLoad } from '../components/ui'
 import { formatTime } from '../runs/format'
 import { useCan, useSession } from '../session'
+import { Secret } from '../settings/parts'
 import { TriggerFires } from '../triggers/TriggerFires'
 import { TriggerForm, type Targets } from '../triggers/TriggerForm'
 import { triggerPath, type Trigger } from '../triggers/types'
@@ -108,10 +109,7 @@ export default function Triggers() {
         )}
       </PageHeader>
       <p className="mb-3 text-sm text-slate-600 dark:text-slate-400">{t('triggers.intro')}</p>
-      <p role="status" className="sr-only">
-        {notice}
-      </p>
-      {notice && <p className="mb-3 rounded border border-green-300 bg-green-50 p-2 text-sm text-green-900 dark:border-green-700 dark:bg-green-950 dark:text-green-100">{notice}</p>}
+      <Notice>{notice}</Notice>
       <ErrorAlert error={triggers.error ?? targets.error ?? error} />
       {revealed && <SecretPanel revealed={revealed} onDone={() => setRevealed(null)} />}
       {editing && targets.data && (
@@ -207,7 +205,8 @@ export default function Triggers() {
 
 /**
  * SecretPanel shows a webhook's address and signing secret, which the
- * server shows only on this one answer, with how to sign a delivery.
+ * server shows only on this one answer (the secret with a copy button),
+ * with how to sign a delivery.
  */
 function SecretPanel({ revealed, onDone }: { revealed: Revealed; onDone: () => void }) {
   const { t } = useTranslation()
@@ -221,24 +220,14 @@ function SecretPanel({ revealed, onDone }: { revealed: Revealed; onDone: () => v
   ].join('\n')
   return (
     <Section title={t('triggers.secretTitle', { name: revealed.name })}>
-      <p className="mb-3 text-sm">{t('triggers.secretOnce')}</p>
-      <div className="grid gap-x-4 md:grid-cols-2">
-        <label className="mb-3 flex flex-col gap-1 text-sm font-medium">
-          {t('triggers.webhookURL')}
-          <TextInput readOnly translate="no" className="font-mono" value={revealed.url} onFocus={(e) => e.currentTarget.select()} />
-        </label>
-        <label className="mb-3 flex flex-col gap-1 text-sm font-medium">
-          {t('triggers.secret')}
-          <TextInput readOnly translate="no" className="font-mono" value={revealed.secret} onFocus={(e) => e.currentTarget.select()} />
-        </label>
-      </div>
+      <Field label={t('triggers.webhookURL')}>
+        {(id) => <TextInput id={id} readOnly translate="no" className="w-full font-mono" value={revealed.url} onFocus={(e) => e.currentTarget.select()} />}
+      </Field>
+      <Secret title={t('triggers.secret')} label={t('triggers.secret')} value={revealed.secret} note={t('triggers.secretOnce')} onDone={onDone} />
       <p className="mb-1 text-sm">{t('triggers.signHelp')}</p>
-      <pre translate="no" aria-label={t('triggers.recipe')} className="mb-3 overflow-x-auto rounded bg-slate-100 p-2 text-xs dark:bg-slate-800">
+      <pre translate="no" aria-label={t('triggers.recipe')} className="overflow-x-auto rounded bg-slate-100 p-2 text-xs dark:bg-slate-800">
         {recipe}
       </pre>
-      <Button variant="primary" onClick={onDone}>
-        {t('triggers.secretDone')}
-      </Button>
     </Section>
   )
 }
