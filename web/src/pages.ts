@@ -55,6 +55,7 @@ export const pages: Page[] = [
   { path: '/approvals', navKey: 'approvals.nav', component: lazy(() => import('./pages/Approvals')) },
   { path: '/audit', navKey: 'audit.nav', component: lazy(() => import('./pages/Audit')), permission: 'admin_workspace' },
   { path: '/usage', navKey: 'usage.nav', component: lazy(() => import('./pages/Usage')) },
+  { path: '/workers', navKey: 'workers.nav', component: lazy(() => import('./pages/Workers')), permission: 'admin_workspace' },
   { path: '/settings', navKey: 'settings.nav', component: lazy(() => import('./pages/Settings')) },
   { path: '/tester', navKey: 'tester.nav', component: lazy(() => import('./pages/Tester')) },
 ]
