@@ -25,7 +25,9 @@ func TestShutdownWithOpenMCPSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Server.Addr = "127.0.0.1:0"
-	cfg.Server.ShutdownTimeout = 10 * time.Second
+	// A held stream would keep the shutdown waiting this long; the bound
+	// below is a third of it.
+	cfg.Server.ShutdownTimeout = 30 * time.Second
 	cfg.MCP.Auth = "none"
 	ext := mcp.NewServer(&mcp.Implementation{Name: "ext", Version: "1"}, nil)
 	mcp.AddTool(ext, &mcp.Tool{Name: "echo"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{ S string }) (*mcp.CallToolResult, any, error) {
@@ -71,7 +73,12 @@ func TestShutdownWithOpenMCPSession(t *testing.T) {
 	}
 	took := time.Since(began)
 	t.Logf("shutdown took %v", took)
-	if took > 3*time.Second {
+	// Usually tens of milliseconds. About one shutdown in ten under load
+	// takes 5.9 s: River's stop waits out its leader elector's 5 s
+	// deadline for a database connection (one SQLite writer), which is
+	// River's and bounded, not an MCP stream held open; 10 s tells them
+	// apart.
+	if took > 10*time.Second {
 		t.Errorf("shutdown took %v with an MCP session open (timeout %v)\n%s", took, cfg.Server.ShutdownTimeout, logs.w.String())
 	}
 }
