@@ -249,6 +249,17 @@ func TestTriggerBadInput(t *testing.T) {
 		n.UTC().Hour() != 0 || n.UTC().Minute() != 0 || n.In(tokyo(t)).Weekday() == time.Saturday || n.In(tokyo(t)).Weekday() == time.Sunday {
 		t.Errorf("next_fire of a weekday 09:00 Tokyo schedule = %v", tg.NextFire)
 	}
+	// An input set, then cleared with null (the studio's emptied field).
+	var in triggerBody
+	c.json("PATCH", "/api/triggers/"+tg.ID, `{"input":{"team":"sales"}}`, http.StatusOK, &in)
+	if string(in.Input) != `{"team":"sales"}` {
+		t.Errorf("input after PATCH = %s", in.Input)
+	}
+	var cleared triggerBody
+	c.json("PATCH", "/api/triggers/"+tg.ID, `{"input":null}`, http.StatusOK, &cleared)
+	if cleared.Input != nil {
+		t.Errorf("input after PATCH {\"input\":null} = %s; want none", cleared.Input)
+	}
 	var off triggerBody
 	c.json("PATCH", "/api/triggers/"+tg.ID, `{"enabled":false}`, http.StatusOK, &off)
 	if off.NextFire != nil {

@@ -27,7 +27,7 @@ func TestThreeSchedulersFireEachTickOnce(t *testing.T) {
 		rigs = append(rigs, newRig(t, st, fmt.Sprintf("worker-%d", i), nil))
 	}
 	tg, _, err := rigs[0].svc.Create(t.Context(), ws, trigger.Spec{Name: ptr("every-second"), Kind: ptr("schedule"), Workflow: ptr(wf.ID),
-		Schedule: ptr("* * * * * *"), Input: ptr(json.RawMessage(`{"from":"cron"}`))})
+		Schedule: ptr("* * * * * *"), Input: json.RawMessage(`{"from":"cron"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,12 +75,15 @@ type Spec struct {
 	// Kind is "schedule" or "webhook"; it cannot change on Update.
 	Kind *string `json:"kind,omitempty"`
 	// Workflow (an id or a name) or Agent (a name) is the target.
-	Workflow *string          `json:"workflow,omitempty"`
-	Agent    *string          `json:"agent,omitempty"`
-	Input    *json.RawMessage `json:"input,omitempty"`
-	Schedule *string          `json:"schedule,omitempty"`
-	Timezone *string          `json:"timezone,omitempty"`
-	Misfire  *string          `json:"misfire,omitempty"`
+	Workflow *string `json:"workflow,omitempty"`
+	Agent    *string `json:"agent,omitempty"`
+	// Input is nil when left out; JSON null (kept as "null", which a
+	// pointer would not: encoding/json sets a pointer to nil for null)
+	// clears it.
+	Input    json.RawMessage `json:"input,omitempty"`
+	Schedule *string         `json:"schedule,omitempty"`
+	Timezone *string         `json:"timezone,omitempty"`
+	Misfire  *string         `json:"misfire,omitempty"`
 	// Enabled defaults to true on Create.
 	Enabled *bool `json:"enabled,omitempty"`
 }
@@ -137,7 +140,7 @@ func (s *Service) apply(ctx context.Context, t *store.Trigger, sp Spec, creating
 		return &FieldError{Field: "workflow", Message: "no target; set workflow (a saved workflow's id or name) or agent (an agent's name)"}
 	}
 	if sp.Input != nil {
-		in := *sp.Input
+		in := sp.Input
 		if len(in) > 0 && !json.Valid(in) {
 			return &FieldError{Field: "input", Message: "input is not valid JSON"}
 		}

@@ -182,8 +182,7 @@ func triggersCreateCmd(e *env, workspace *string) *cobra.Command {
 				if !json.Valid([]byte(input)) {
 					return fmt.Errorf("--input is not JSON; quote a string as '\"text\"'")
 				}
-				raw := json.RawMessage(input)
-				sp.Input = &raw
+				sp.Input = json.RawMessage(input)
 			}
 			enabled := !disabled
 			sp.Enabled = &enabled
