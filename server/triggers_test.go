@@ -3,7 +3,6 @@ package server_test
 import (
 	"crypto/rand"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
-	"github.com/agentcraftlab/agentcraft/internal/egress"
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/server"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
@@ -54,35 +52,7 @@ func newTriggerEnv(t *testing.T) (*servertest.Env, client, string) {
 // hook posts body to a webhook URL with the given headers.
 func hook(t *testing.T, url string, body string, h http.Header) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest("POST", url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range h {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := noRedirects.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
-}
-
-func signedHeaders(secret string, at time.Time, body, delivery string) http.Header {
-	ts, sig := egress.SignSplit([]byte(secret), at, []byte(body))
-	h := http.Header{}
-	h.Set("X-AgentCraft-Timestamp", ts)
-	h.Set("X-AgentCraft-Signature", sig)
-	if delivery != "" {
-		h.Set("X-AgentCraft-Delivery", delivery)
-	}
-	return h
+	return servertest.Client{T: t}.DoWith(http.MethodPost, url, body, h)
 }
 
 type triggerBody struct {
@@ -115,19 +85,19 @@ func TestWebhookTrigger(t *testing.T) {
 	url := base + tg.URL
 	body := `{"ref":"refs/heads/main","commits":3}`
 	now := time.Now()
-	resp, b = hook(t, url, body, signedHeaders("whsec_wrong", now, body, "d1"))
+	resp, b = hook(t, url, body, servertest.WebhookHeaders("whsec_wrong", now, body, "d1"))
 	wantError(t, resp, b, http.StatusUnauthorized, "invalid_signature")
 	resp, b = hook(t, url, body, http.Header{})
 	wantError(t, resp, b, http.StatusUnauthorized, "invalid_signature")
-	resp, b = hook(t, url, body, signedHeaders(tg.Secret, now.Add(-10*time.Minute), body, "d1"))
+	resp, b = hook(t, url, body, servertest.WebhookHeaders(tg.Secret, now.Add(-10*time.Minute), body, "d1"))
 	wantError(t, resp, b, http.StatusUnauthorized, "stale_timestamp")
-	resp, b = hook(t, base+"/hooks/no-such-trigger", body, signedHeaders(tg.Secret, now, body, "d1"))
+	resp, b = hook(t, base+"/hooks/no-such-trigger", body, servertest.WebhookHeaders(tg.Secret, now, body, "d1"))
 	wantError(t, resp, b, http.StatusNotFound, "not_found")
 	big := `{"pad":"` + strings.Repeat("x", 5000) + `"}`
-	resp, b = hook(t, url, big, signedHeaders(tg.Secret, now, big, "d1"))
+	resp, b = hook(t, url, big, servertest.WebhookHeaders(tg.Secret, now, big, "d1"))
 	wantError(t, resp, b, http.StatusRequestEntityTooLarge, "request_too_large")
 
-	resp, b = hook(t, url, body, signedHeaders(tg.Secret, now, body, "d1"))
+	resp, b = hook(t, url, body, servertest.WebhookHeaders(tg.Secret, now, body, "d1"))
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("good delivery = %d %s", resp.StatusCode, b)
 	}
@@ -140,7 +110,7 @@ func TestWebhookTrigger(t *testing.T) {
 		t.Fatalf("good delivery answered %s", b)
 	}
 	// A redelivery (same id, signed again) answers the first run.
-	resp, b = hook(t, url, body, signedHeaders(tg.Secret, now.Add(2*time.Second), body, "d1"))
+	resp, b = hook(t, url, body, servertest.WebhookHeaders(tg.Secret, now.Add(2*time.Second), body, "d1"))
 	var again struct {
 		RunID  string `json:"run_id"`
 		Replay bool   `json:"replay"`
@@ -173,12 +143,12 @@ func TestWebhookTrigger(t *testing.T) {
 	if rotated.Secret == "" || rotated.Secret == tg.Secret {
 		t.Fatalf("rotated secret %q", rotated.Secret)
 	}
-	resp, b = hook(t, url, body, signedHeaders(tg.Secret, now, body, "d2"))
+	resp, b = hook(t, url, body, servertest.WebhookHeaders(tg.Secret, now, body, "d2"))
 	wantError(t, resp, b, http.StatusUnauthorized, "invalid_signature")
 
 	// A disabled webhook answers as an unknown one.
 	c.json("PATCH", "/api/triggers/"+tg.ID, `{"enabled":false}`, http.StatusOK, nil)
-	resp, b = hook(t, url, body, signedHeaders(rotated.Secret, now, body, "d3"))
+	resp, b = hook(t, url, body, servertest.WebhookHeaders(rotated.Secret, now, body, "d3"))
 	wantError(t, resp, b, http.StatusNotFound, "not_found")
 
 	c.json("DELETE", "/api/triggers/"+tg.ID, "", http.StatusNoContent, nil)

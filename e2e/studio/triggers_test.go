@@ -2,14 +2,12 @@ package studio
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentcraftlab/agentcraft/identity"
-	"github.com/agentcraftlab/agentcraft/internal/egress"
 	"github.com/agentcraftlab/agentcraft/llm/llmtest"
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
@@ -120,25 +118,7 @@ func TestTriggersPage(t *testing.T) {
 	deliver := func(secret, id string) (*http.Response, []byte) {
 		t.Helper()
 		payload := `{"report":"disk full on db-2"}`
-		ts, sig := egress.SignSplit([]byte(secret), time.Now(), []byte(payload))
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, made.URL, strings.NewReader(payload))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-AgentCraft-Timestamp", ts)
-		req.Header.Set("X-AgentCraft-Signature", sig)
-		req.Header.Set("X-AgentCraft-Delivery", id)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, b
+		return servertest.Client{T: t}.DoWith(http.MethodPost, made.URL, payload, servertest.WebhookHeaders(secret, time.Now(), payload, id))
 	}
 	fake.Push(llmtest.Turn{Text: "Filed under infrastructure."})
 	resp, body = deliver(made.Secret, "d-1")

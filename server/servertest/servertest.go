@@ -28,6 +28,7 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/budget"
 	"github.com/agentcraftlab/agentcraft/internal/database"
+	"github.com/agentcraftlab/agentcraft/internal/egress"
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
@@ -392,16 +393,14 @@ func New(t testing.TB, opts *Options) *Env {
 		sopts.Mounts = append(mcpSrv.Mounts(), sopts.Mounts...)
 	}
 	sopts.Studio = o.Studio
-	{
-		// A second handle on the file, as `agentcraft db prune` beside a
-		// running server has.
-		db, err := database.OpenSQLite(ctx, env.DBPath, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		sopts.Retention = &server.Retention{Server: o.Retention, Overrides: retention.NewOverrides(db)}
+	// Retention's overrides over a second handle on the file, as
+	// `agentcraft db prune` beside a running server has.
+	pruneDB, err := database.OpenSQLite(ctx, env.DBPath, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { pruneDB.Close() })
+	sopts.Retention = &server.Retention{Server: o.Retention, Overrides: retention.NewOverrides(pruneDB)}
 	srv, err := server.New(p, sopts)
 	if err != nil {
 		t.Fatal(err)
@@ -612,6 +611,12 @@ var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Reques
 // Do sends body (JSON when not empty) and returns the answer and its body.
 func (c Client) Do(method, path, body string) (*http.Response, []byte) {
 	c.T.Helper()
+	return c.DoWith(method, path, body, nil)
+}
+
+// DoWith is Do with the headers h added (a webhook's signature, say).
+func (c Client) DoWith(method, path, body string, h http.Header) (*http.Response, []byte) {
+	c.T.Helper()
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)
@@ -625,6 +630,9 @@ func (c Client) Do(method, path, body string) (*http.Response, []byte) {
 	}
 	if c.Key != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Key)
+	}
+	for k, v := range h {
+		req.Header[k] = v
 	}
 	resp, err := noRedirects.Do(req)
 	if err != nil {
@@ -651,4 +659,18 @@ func (c Client) JSON(method, path, body string, want int, v any) {
 			c.T.Fatalf("%s %s: decode %s: %v", method, path, b, err)
 		}
 	}
+}
+
+// WebhookHeaders are the headers of a delivery of body to a trigger's
+// webhook signed with secret at time at (README, "Triggers"), with
+// delivery as X-AgentCraft-Delivery (none when "").
+func WebhookHeaders(secret string, at time.Time, body, delivery string) http.Header {
+	ts, sig := egress.SignSplit([]byte(secret), at, []byte(body))
+	h := http.Header{}
+	h.Set(egress.TimestampHeader, ts)
+	h.Set(egress.SignatureHeader, sig)
+	if delivery != "" {
+		h.Set(trigger.DeliveryHeader, delivery)
+	}
+	return h
 }

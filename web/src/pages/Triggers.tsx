@@ -13,13 +13,6 @@ import { triggerPath, type Trigger } from '../triggers/types'
 
 type Editing = null | { mode: 'new' } | { mode: 'edit'; trigger: Trigger }
 
-/** Revealed is a webhook's secret as the server showed it, once. */
-interface Revealed {
-  name: string
-  url: string
-  secret: string
-}
-
 /**
  * Triggers is /triggers: the workspace's cron schedules and signed
  * webhooks, each starting a saved workflow or an agent as a durable run.
@@ -44,13 +37,10 @@ export default function Triggers() {
   const [viewing, setViewing] = useState<string | null>(null)
   const [deleting, setDeleting] = useState<Trigger | null>(null)
   const [rotating, setRotating] = useState<Trigger | null>(null)
-  const [revealed, setRevealed] = useState<Revealed | null>(null)
+  // revealed is the answer that showed a webhook's secret, the one time it does.
+  const [revealed, setRevealed] = useState<Trigger | null>(null)
   const [notice, setNotice] = useState('')
   const [error, setError] = useState<unknown>()
-
-  const reveal = (tr: Trigger) => {
-    if (tr.secret && tr.url) setRevealed({ name: tr.name, url: window.location.origin + tr.url, secret: tr.secret })
-  }
 
   const save = async (body: Record<string, unknown>) => {
     if (editing?.mode === 'edit') {
@@ -59,7 +49,7 @@ export default function Triggers() {
     } else {
       const tr = await api<Trigger>('/api/triggers', 'POST', body)
       setNotice(t('triggers.created', { name: tr.name }))
-      reveal(tr)
+      if (tr.secret) setRevealed(tr)
     }
     setEditing(null)
     triggers.reload()
@@ -80,7 +70,7 @@ export default function Triggers() {
     if (!rotating) return
     const tr = await api<Trigger>(triggerPath(rotating.id) + '/secret', 'POST')
     setNotice(t('triggers.rotated', { name: tr.name }))
-    reveal(tr)
+    setRevealed(tr)
   }
 
   const remove = async () => {
@@ -89,7 +79,7 @@ export default function Triggers() {
     setNotice(t('triggers.deleted', { name: deleting.name }))
     if (viewing === deleting.id) setViewing(null)
     if (editing?.mode === 'edit' && editing.trigger.id === deleting.id) setEditing(null)
-    if (revealed?.name === deleting.name) setRevealed(null)
+    if (revealed?.id === deleting.id) setRevealed(null)
     triggers.reload()
   }
 
@@ -111,7 +101,7 @@ export default function Triggers() {
       <p className="mb-3 text-sm text-slate-600 dark:text-slate-400">{t('triggers.intro')}</p>
       <Notice>{notice}</Notice>
       <ErrorAlert error={triggers.error ?? targets.error ?? error} />
-      {revealed && <SecretPanel revealed={revealed} onDone={() => setRevealed(null)} />}
+      {revealed?.secret && <SecretPanel trigger={revealed} secret={revealed.secret} onDone={() => setRevealed(null)} />}
       {editing && targets.data && (
         <Section title={formTitle}>
           <TriggerForm
@@ -208,22 +198,23 @@ export default function Triggers() {
  * server shows only on this one answer (the secret with a copy button),
  * with how to sign a delivery.
  */
-function SecretPanel({ revealed, onDone }: { revealed: Revealed; onDone: () => void }) {
+function SecretPanel({ trigger, secret, onDone }: { trigger: Trigger; secret: string; onDone: () => void }) {
   const { t } = useTranslation()
+  const url = window.location.origin + trigger.url
   const recipe = [
     `BODY='{"event":"example"}'`,
     'TS=$(date +%s)',
-    `SIG=$(printf '%s.%s' "$TS" "$BODY" | openssl dgst -sha256 -hmac '${revealed.secret}' | sed 's/^.* //')`,
-    `curl -s '${revealed.url}' -H 'Content-Type: application/json' \\`,
+    `SIG=$(printf '%s.%s' "$TS" "$BODY" | openssl dgst -sha256 -hmac '${secret}' | sed 's/^.* //')`,
+    `curl -s '${url}' -H 'Content-Type: application/json' \\`,
     `  -H "X-AgentCraft-Timestamp: $TS" -H "X-AgentCraft-Signature: sha256=$SIG" \\`,
     `  -H "X-AgentCraft-Delivery: $(uuidgen)" -d "$BODY"`,
   ].join('\n')
   return (
-    <Section title={t('triggers.secretTitle', { name: revealed.name })}>
+    <Section title={t('triggers.secretTitle', { name: trigger.name })}>
       <Field label={t('triggers.webhookURL')}>
-        {(id) => <TextInput id={id} readOnly translate="no" className="w-full font-mono" value={revealed.url} onFocus={(e) => e.currentTarget.select()} />}
+        {(id) => <TextInput id={id} readOnly translate="no" className="w-full font-mono" value={url} onFocus={(e) => e.currentTarget.select()} />}
       </Field>
-      <Secret title={t('triggers.secret')} label={t('triggers.secret')} value={revealed.secret} note={t('triggers.secretOnce')} onDone={onDone} />
+      <Secret title={t('triggers.secret')} label={t('triggers.secret')} value={secret} note={t('triggers.secretOnce')} onDone={onDone} />
       <p className="mb-1 text-sm">{t('triggers.signHelp')}</p>
       <pre translate="no" aria-label={t('triggers.recipe')} className="overflow-x-auto rounded bg-slate-100 p-2 text-xs dark:bg-slate-800">
         {recipe}

@@ -76,7 +76,8 @@ export function TriggerForm({
   const zoneList = useMemo(zones, [])
   const set = <K extends keyof Form>(k: K, v: Form[K]) => setF((prev) => ({ ...prev, [k]: v }))
   const errorFor = (name: string) => fieldError(error, name)
-  const shown = ['name', 'kind', 'workflow', 'agent', 'schedule', 'timezone', 'misfire', 'input', 'enabled']
+  // The fields that show their own server error; any other is shown above the buttons.
+  const shown = ['name', 'kind', 'workflow', 'agent', 'schedule', 'timezone', 'misfire', 'input']
   const general = shown.includes(fieldOf(error)) ? undefined : error
   const title = trigger ? t('triggers.editTitle', { name: trigger.name }) : t('triggers.createTitle')
   const schedule = f.kind === 'schedule'
@@ -136,7 +137,11 @@ export function TriggerForm({
               </label>
             ))}
           </div>
-          <p className="mt-1 text-xs text-slate-600 dark:text-slate-400">{trigger ? t('triggers.kindFixed') : t('triggers.kindHelp')}</p>
+          {errorFor('kind') ? (
+            <p className="mt-1 text-xs text-red-700 dark:text-red-300">{errorFor('kind')}</p>
+          ) : (
+            <p className="mt-1 text-xs text-slate-600 dark:text-slate-400">{trigger ? t('triggers.kindFixed') : t('triggers.kindHelp')}</p>
+          )}
         </fieldset>
       </div>
       <div className="grid gap-x-4 md:grid-cols-2">
