@@ -257,3 +257,46 @@ if (left.length) throw new Error('English left on the Japanese run view: ' + lef
 step('日本語: list and run view translated')
 result = { first: run.id, rerun: rerunID, canceled: third.id, draftSeen, polishSeen, rows }
 `
+
+// TestRunViewDrawsEveryEdge opens a run's view again and again, with the
+// node kinds answered after the run at different delays: every load draws
+// every edge, and the contract's edge its label. React Flow could leave
+// the nodes measured but without their handles' positions when the view
+// replaced them while they were measured (a CI run lost the label so);
+// HandleRepair measures them again.
+func TestRunViewDrawsEveryEdge(t *testing.T) {
+	fake := llmtest.NewOpenAI(t, llmtest.Turn{Text: draftText})
+	env := newStudio(t, &servertest.Options{Providers: []platform.ProviderConfig{servertest.FakeProvider(fake)}, Workflows: true, Memory: true})
+	c := servertest.Client{T: t, Base: env.URL, Key: env.Key}
+	var wf store.Workflow
+	c.JSON(http.MethodPost, "/api/workflows", reviewFlow, http.StatusCreated, &wf)
+	var run store.Run
+	c.JSON(http.MethodPost, "/api/workflows/"+wf.ID+"/runs", `{"input":"the budget"}`, http.StatusAccepted, &run)
+	res := env.browse(t, everyEdgeScript, map[string]any{"run": run.ID, "edges": 5})
+	var loads int
+	if err := json.Unmarshal(res.Result, &loads); err != nil || loads < 20 {
+		t.Fatalf("result %s (%v): want the number of loads checked, at least 20", res.Result, err)
+	}
+}
+
+const everyEdgeScript = `
+const { run, edges } = args
+await signIn()
+let loads = 0
+for (let delay = 0; delay <= 200; delay += 10) {
+  await page.unrouteAll()
+  await page.route('**/api/node-kinds', async (route) => { await new Promise((r) => setTimeout(r, delay)); await route.continue() })
+  await page.goto(url + '/runs/' + run)
+  await page.getByRole('group', { name: 'Review (Human input)' }).filter({ hasText: 'Waiting for a person' }).waitFor()
+  try {
+    await page.waitForFunction((n) => document.querySelectorAll('.react-flow__edge').length === n, edges, { timeout: 3000 })
+    await page.getByText('Contract: ok').waitFor({ timeout: 1000 })
+  } catch {
+    throw new Error('with the node kinds answered ' + delay + ' ms late, the run view drew ' +
+      await page.locator('.react-flow__edge').count() + ' of ' + edges + ' edges and ' + await page.getByText('Contract: ok').count() + ' contract labels')
+  }
+  loads++
+}
+step(loads + ' loads drew every edge')
+result = loads
+`

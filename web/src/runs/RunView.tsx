@@ -7,6 +7,7 @@ import { api } from '../api'
 import { Button, ErrorAlert, Field, PageHeader, Section, Select } from '../components/ui'
 import { toFlow, type FlowNode } from '../workflow/graph'
 import { useFlowLabels } from '../workflow/flowLabels'
+import { HandleRepair } from '../workflow/HandleRepair'
 import { edgeTypes } from '../workflow/LabelEdge'
 import { nodeTypes } from '../workflow/NodeCard'
 import type { KindDescription } from '../workflow/types'
@@ -112,10 +113,22 @@ export default function RunView() {
   const defKey = run ? run.id : ''
   const base = useMemo(() => (definition ? toFlow(definition, kinds) : { nodes: [] as FlowNode[], edges: [] as Edge[] }), [defKey, kinds])
   // React Flow keeps each node's measured size on the node objects
-  // (onNodesChange); nodes handed over without it are hidden until measured
-  // again, so the live statuses decorate these, not fresh ones.
+  // (onNodesChange); a node handed over without it is hidden and measured
+  // again, and its handles lose their positions (see HandleRepair). So the
+  // live statuses decorate these, not fresh ones, and a new base (the node
+  // kinds arrived after the graph was drawn) keeps each node's size.
   const [flowNodes, setFlowNodes, onNodesChange] = useNodesState<FlowNode>([])
-  useEffect(() => setFlowNodes(base.nodes), [base, setFlowNodes])
+  useEffect(
+    () =>
+      setFlowNodes((prev) => {
+        const measured = new Map(prev.map((n) => [n.id, n.measured]))
+        return base.nodes.map((n) => {
+          const m = measured.get(n.id)
+          return m ? { ...n, measured: m } : n
+        })
+      }),
+    [base, setFlowNodes],
+  )
   const onNodeClick = useCallback((_: unknown, n: FlowNode) => setSelected(n.id), [])
   const onPaneClick = useCallback(() => setSelected(undefined), [])
 
@@ -265,6 +278,7 @@ export default function RunView() {
           >
             <Background />
             <Controls showInteractive={false} />
+            <HandleRepair />
           </ReactFlow>
           )}
         </section>
