@@ -306,7 +306,9 @@ await openTriggers()
 step('the runs of github')
 await row('github').getByRole('link', { name: 'Runs of github' }).click()
 const runs = main.getByRole('table', { name: 'Runs, newest first' })
-await runs.waitFor()
+// The page names a run's trigger once the triggers have loaded too (the
+// runs may come first, with the trigger's id).
+await runs.getByRole('row').filter({ hasText: 'github' }).waitFor()
 const rows = await runs.locator('tbody tr').allInnerTexts()
 const sel = main.getByRole('combobox', { name: 'Trigger' })
 const filter = await sel.evaluate((el) => el.options[el.selectedIndex].text)
