@@ -107,6 +107,13 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
+// String is what was written so far.
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
+}
+
 // TestDatabaseBesideConfigFile: a command given --config from another
 // directory opens the default ./data beside the file, creates nothing in
 // the working directory, and says which database it opened.
