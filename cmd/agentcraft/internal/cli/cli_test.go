@@ -96,6 +96,7 @@ func TestServeZeroConfig(t *testing.T) {
 	}
 }
 
+// syncWriter is a log buffer safe to read while serve writes to it.
 type syncWriter struct {
 	mu sync.Mutex
 	w  *bytes.Buffer
@@ -106,6 +107,8 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+func newSyncWriter() *syncWriter { return &syncWriter{w: new(bytes.Buffer)} }
 
 // String is what was written so far.
 func (s *syncWriter) String() string {

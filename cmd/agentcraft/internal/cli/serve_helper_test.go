@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -10,30 +9,47 @@ import (
 )
 
 // startServe runs serve with the zero configuration of the current
-// directory (provider detection off) on a free loopback port. It returns
-// the base URL, the server's log, and stop, which ends serve and fails the
-// test if serve returned an error.
-func startServe(t *testing.T) (base string, logs *bytes.Buffer, stop func()) {
+// directory (serveConfig). It returns the base URL, the server's log, and
+// stop, which ends serve and fails the test if serve returned an error.
+func startServe(t *testing.T) (base string, logs *syncWriter, stop func()) {
 	t.Helper()
-	cfg, err := config.Load("", []string{})
+	addr, logs, end := serveWith(t, serveConfig(t))
+	return "http://" + addr, logs, func() {
+		if err := end(); err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}
+}
+
+// serveConfig is the zero configuration of the current directory with
+// the given environment (NAME=value), on a free loopback port, provider
+// detection off.
+func serveConfig(t *testing.T, env ...string) config.Config {
+	t.Helper()
+	cfg, err := config.Load("", env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Server.Addr = "127.0.0.1:0"
 	f := false
 	cfg.DetectProviders = &f
+	return cfg
+}
+
+// serveWith runs serve with cfg until stop, which ends it and returns
+// serve's error. It returns the address serve listens on and its log.
+func serveWith(t *testing.T, cfg config.Config) (addr string, logs *syncWriter, stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	logs = &bytes.Buffer{}
-	go func() { done <- serve(ctx, cfg, newLogger(&syncWriter{w: logs}, cfg.Log), ready) }()
+	logs = newSyncWriter()
+	go func() { done <- serve(ctx, cfg, newLogger(logs, cfg.Log), ready) }()
 	select {
 	case addr := <-ready:
-		return "http://" + addr, logs, func() {
+		return addr, logs, func() error {
 			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("serve: %v", err)
-			}
+			return <-done
 		}
 	case err := <-done:
 		cancel()

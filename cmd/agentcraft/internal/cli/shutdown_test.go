@@ -1,12 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"net/http"
-	"regexp"
 	"net/http/httptest"
+	"regexp"
 	"testing"
 	"time"
 
@@ -22,11 +21,7 @@ import (
 // streamable MCP server of mcp.servers.
 func TestShutdownWithOpenMCPSession(t *testing.T) {
 	t.Chdir(t.TempDir())
-	cfg, err := config.Load("", []string{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Server.Addr = "127.0.0.1:0"
+	cfg := serveConfig(t)
 	// A held stream would keep the shutdown waiting this long; the bound
 	// below is a third of it.
 	cfg.Server.ShutdownTimeout = 30 * time.Second
@@ -38,14 +33,7 @@ func TestShutdownWithOpenMCPSession(t *testing.T) {
 	es := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ext }, nil))
 	defer es.Close()
 	cfg.MCP.Servers = []config.MCPServer{{Name: "ext", URL: es.URL}}
-	f := false
-	cfg.DetectProviders = &f
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	logs := &syncWriter{w: new(bytes.Buffer)}
-	go func() { done <- serve(ctx, cfg, newLogger(logs, cfg.Log), ready) }()
-	addr := <-ready
+	addr, logs, stop := serveWith(t, cfg)
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, nil)
@@ -69,8 +57,7 @@ func TestShutdownWithOpenMCPSession(t *testing.T) {
 	// standalone SSE stream (a stateful handler), this would hold it.
 	defer resp.Body.Close()
 	began := time.Now()
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(began)
@@ -80,7 +67,7 @@ func TestShutdownWithOpenMCPSession(t *testing.T) {
 	// used, which http.Server.Shutdown waits 5 s for; shutdownServer
 	// closes it. TestShutdownWithSilentConnection holds that.)
 	if took > 3*time.Second {
-		t.Errorf("shutdown took %v with an MCP session open (timeout %v)\n%s", took, cfg.Server.ShutdownTimeout, logs.w.String())
+		t.Errorf("shutdown took %v with an MCP session open (timeout %v)\n%s", took, cfg.Server.ShutdownTimeout, logs.String())
 	}
 }
 
@@ -91,21 +78,10 @@ func TestShutdownWithOpenMCPSession(t *testing.T) {
 // on the main port and the metrics listener.
 func TestShutdownWithSilentConnection(t *testing.T) {
 	t.Chdir(t.TempDir())
-	cfg, err := config.Load("", []string{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Server.Addr = "127.0.0.1:0"
+	cfg := serveConfig(t)
 	cfg.Server.ShutdownTimeout = 30 * time.Second
 	cfg.Metrics.Listen = "127.0.0.1:0"
-	f := false
-	cfg.DetectProviders = &f
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	logs := &syncWriter{w: new(bytes.Buffer)}
-	go func() { done <- serve(ctx, cfg, newLogger(logs, cfg.Log), ready) }()
-	addr := <-ready
+	addr, logs, stop := serveWith(t, cfg)
 	m := regexp.MustCompile(`msg=metrics_listening addr=(\S+)`).FindStringSubmatch(logs.String())
 	if m == nil {
 		t.Fatalf("serve logged no metrics address:\n%s", logs.String())
@@ -120,8 +96,7 @@ func TestShutdownWithSilentConnection(t *testing.T) {
 		silent = append(silent, c)
 	}
 	began := time.Now()
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(began)

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +12,6 @@ import (
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentcraftlab/agentcraft/cmd/agentcraft/internal/config"
 	"github.com/agentcraftlab/agentcraft/internal/tracing"
 )
 
@@ -51,33 +48,21 @@ func TestServeExportsTracesAndFlushesOnExit(t *testing.T) {
 		}
 	}))
 	defer rc.Close()
-	cfg, err := config.Load("", []string{"AGENTCRAFT_TRACING_ENDPOINT=" + rc.URL, "AGENTCRAFT_TRACING_SERVICE_NAME=ac-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Server.Addr = "127.0.0.1:0"
+	cfg := serveConfig(t, "AGENTCRAFT_TRACING_ENDPOINT="+rc.URL, "AGENTCRAFT_TRACING_SERVICE_NAME=ac-test")
 	cfg.Server.ShutdownTimeout = 10 * time.Second
-	f := false
-	cfg.DetectProviders = &f
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	logs := &syncWriter{w: new(bytes.Buffer)}
-	go func() { done <- serve(ctx, cfg, newLogger(logs, cfg.Log), ready) }()
-	addr := <-ready
+	addr, logs, stop := serveWith(t, cfg)
 	resp, err := http.Get("http://" + addr + "/health")
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if !strings.Contains(strings.Join(names, ","), "GET /health") {
-		t.Errorf("exported spans %v, want GET /health\n%s", names, logs.w.String())
+		t.Errorf("exported spans %v, want GET /health\n%s", names, logs.String())
 	}
 	got := strings.Join(res, ",")
 	if !strings.Contains(got, "service.name=ac-test") || !strings.Contains(got, "service.version="+version()) {
@@ -86,7 +71,7 @@ func TestServeExportsTracesAndFlushesOnExit(t *testing.T) {
 	if tracing.Enabled() {
 		t.Error("tracing is still on after serve returned")
 	}
-	if !strings.Contains(logs.w.String(), "tracing_on") {
-		t.Errorf("serve did not log tracing_on:\n%s", logs.w.String())
+	if !strings.Contains(logs.String(), "tracing_on") {
+		t.Errorf("serve did not log tracing_on:\n%s", logs.String())
 	}
 }
