@@ -52,7 +52,14 @@ func TestBinaryAutonomousCancel(t *testing.T) {
 	api(t, addr, "POST", "/api/workflows", def, http.StatusCreated, &wf)
 	var run store.Run
 	api(t, addr, "POST", "/api/workflows/"+wf.ID+"/runs", `{"input": "Do three jobs."}`, http.StatusAccepted, &run)
-	eventually(t, 15*time.Second, "three sub-agents' model calls in flight", func() bool { return fake.Active() == 3 })
+	// In flight and stamped: the fake counts a request active before its
+	// responder (which stamps it) has read the body.
+	eventually(t, 15*time.Second, "three sub-agents' model calls in flight", func() bool {
+		mu.Lock()
+		stamped := len(times)
+		mu.Unlock()
+		return fake.Active() == 3 && stamped == 6
+	})
 
 	canceled := time.Now()
 	api(t, addr, "POST", "/api/runs/"+run.ID+"/cancel", "", http.StatusOK, nil)
