@@ -15,6 +15,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/trigger"
+	"github.com/agentcraftlab/agentcraft/trigger/triggertest"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/workflowtest"
 )
@@ -85,19 +86,19 @@ func TestWebhookTrigger(t *testing.T) {
 	url := base + tg.URL
 	body := `{"ref":"refs/heads/main","commits":3}`
 	now := time.Now()
-	resp, b = hook(t, url, body, servertest.WebhookHeaders("whsec_wrong", now, body, "d1"))
+	resp, b = hook(t, url, body, triggertest.Headers("whsec_wrong", now, body, "d1"))
 	wantError(t, resp, b, http.StatusUnauthorized, "invalid_signature")
 	resp, b = hook(t, url, body, http.Header{})
 	wantError(t, resp, b, http.StatusUnauthorized, "invalid_signature")
-	resp, b = hook(t, url, body, servertest.WebhookHeaders(tg.Secret, now.Add(-10*time.Minute), body, "d1"))
+	resp, b = hook(t, url, body, triggertest.Headers(tg.Secret, now.Add(-10*time.Minute), body, "d1"))
 	wantError(t, resp, b, http.StatusUnauthorized, "stale_timestamp")
-	resp, b = hook(t, base+"/hooks/no-such-trigger", body, servertest.WebhookHeaders(tg.Secret, now, body, "d1"))
+	resp, b = hook(t, base+"/hooks/no-such-trigger", body, triggertest.Headers(tg.Secret, now, body, "d1"))
 	wantError(t, resp, b, http.StatusNotFound, "not_found")
 	big := `{"pad":"` + strings.Repeat("x", 5000) + `"}`
-	resp, b = hook(t, url, big, servertest.WebhookHeaders(tg.Secret, now, big, "d1"))
+	resp, b = hook(t, url, big, triggertest.Headers(tg.Secret, now, big, "d1"))
 	wantError(t, resp, b, http.StatusRequestEntityTooLarge, "request_too_large")
 
-	resp, b = hook(t, url, body, servertest.WebhookHeaders(tg.Secret, now, body, "d1"))
+	resp, b = hook(t, url, body, triggertest.Headers(tg.Secret, now, body, "d1"))
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("good delivery = %d %s", resp.StatusCode, b)
 	}
@@ -110,7 +111,7 @@ func TestWebhookTrigger(t *testing.T) {
 		t.Fatalf("good delivery answered %s", b)
 	}
 	// A redelivery (same id, signed again) answers the first run.
-	resp, b = hook(t, url, body, servertest.WebhookHeaders(tg.Secret, now.Add(2*time.Second), body, "d1"))
+	resp, b = hook(t, url, body, triggertest.Headers(tg.Secret, now.Add(2*time.Second), body, "d1"))
 	var again struct {
 		RunID  string `json:"run_id"`
 		Replay bool   `json:"replay"`
@@ -143,12 +144,12 @@ func TestWebhookTrigger(t *testing.T) {
 	if rotated.Secret == "" || rotated.Secret == tg.Secret {
 		t.Fatalf("rotated secret %q", rotated.Secret)
 	}
-	resp, b = hook(t, url, body, servertest.WebhookHeaders(tg.Secret, now, body, "d2"))
+	resp, b = hook(t, url, body, triggertest.Headers(tg.Secret, now, body, "d2"))
 	wantError(t, resp, b, http.StatusUnauthorized, "invalid_signature")
 
 	// A disabled webhook answers as an unknown one.
 	c.json("PATCH", "/api/triggers/"+tg.ID, `{"enabled":false}`, http.StatusOK, nil)
-	resp, b = hook(t, url, body, servertest.WebhookHeaders(rotated.Secret, now, body, "d3"))
+	resp, b = hook(t, url, body, triggertest.Headers(rotated.Secret, now, body, "d3"))
 	wantError(t, resp, b, http.StatusNotFound, "not_found")
 
 	c.json("DELETE", "/api/triggers/"+tg.ID, "", http.StatusNoContent, nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/secret"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/trigger"
+	"github.com/agentcraftlab/agentcraft/trigger/triggertest"
 	"github.com/agentcraftlab/agentcraft/workflow"
 	"github.com/agentcraftlab/agentcraft/workflow/workflowtest"
 )
@@ -53,7 +54,7 @@ func TestAgentRunActsForTheTrigger(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	d, err := svc.Deliver(t.Context(), tg.ID, signed(secretText, now, `"the minutes"`, "m1"), []byte(`"the minutes"`), 0, now)
+	d, err := svc.Deliver(t.Context(), tg.ID, triggertest.Headers(secretText, now, `"the minutes"`, "m1"), []byte(`"the minutes"`), 0, now)
 	if err != nil {
 		t.Fatal(err)
 	}

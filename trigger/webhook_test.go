@@ -10,6 +10,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/internal/egress"
 	"github.com/agentcraftlab/agentcraft/store"
 	"github.com/agentcraftlab/agentcraft/trigger"
+	"github.com/agentcraftlab/agentcraft/trigger/triggertest"
 )
 
 // agents is a trigger.Agents knowing a fixed set of names.
@@ -20,17 +21,6 @@ func (a agents) GetAgent(_ context.Context, _, name string) (store.Agent, error)
 		return ag, nil
 	}
 	return store.Agent{}, store.ErrNotFound
-}
-
-func signed(secret string, at time.Time, body, delivery string) http.Header {
-	ts, sig := egress.SignSplit([]byte(secret), at, []byte(body))
-	h := http.Header{}
-	h.Set(egress.TimestampHeader, ts)
-	h.Set(egress.SignatureHeader, sig)
-	if delivery != "" {
-		h.Set(trigger.DeliveryHeader, delivery)
-	}
-	return h
 }
 
 func TestDeliver(t *testing.T) {
@@ -58,11 +48,11 @@ func TestDeliver(t *testing.T) {
 		body string
 		want error
 	}{
-		"wrong secret":  {tg.ID, signed("whsec_other", now, body, "d0"), body, trigger.ErrSignature},
-		"tampered body": {tg.ID, signed(secret, now, body, "d0"), `{"action":"closed"}`, trigger.ErrSignature},
+		"wrong secret":  {tg.ID, triggertest.Headers("whsec_other", now, body, "d0"), body, trigger.ErrSignature},
+		"tampered body": {tg.ID, triggertest.Headers(secret, now, body, "d0"), `{"action":"closed"}`, trigger.ErrSignature},
 		"no headers":    {tg.ID, http.Header{}, body, trigger.ErrSignature},
-		"stale":         {tg.ID, signed(secret, now.Add(-6*time.Minute), body, "d0"), body, trigger.ErrStale},
-		"unknown":       {"nope", signed(secret, now, body, "d0"), body, trigger.ErrUnknown},
+		"stale":         {tg.ID, triggertest.Headers(secret, now.Add(-6*time.Minute), body, "d0"), body, trigger.ErrStale},
+		"unknown":       {"nope", triggertest.Headers(secret, now, body, "d0"), body, trigger.ErrUnknown},
 	} {
 		if _, err := r.svc.Deliver(ctx, c.id, c.h, []byte(c.body), 0, now); !errors.Is(err, c.want) {
 			t.Errorf("%s: Deliver = %v, want %v", name, err, c.want)
@@ -72,7 +62,7 @@ func TestDeliver(t *testing.T) {
 		t.Fatalf("refused deliveries started %d runs", len(runs))
 	}
 
-	d, err := r.svc.Deliver(ctx, tg.ID, signed(secret, now, body, "d1"), []byte(body), 0, now)
+	d, err := r.svc.Deliver(ctx, tg.ID, triggertest.Headers(secret, now, body, "d1"), []byte(body), 0, now)
 	if err != nil || d.Replay || d.Run.TriggerID != tg.ID || d.Run.WorkflowID != wf.ID {
 		t.Fatalf("Deliver(good) = %+v, %v", d, err)
 	}
@@ -81,13 +71,13 @@ func TestDeliver(t *testing.T) {
 	}
 	// The same delivery id again (a redelivery, re-signed later) gets the
 	// first run back and starts none.
-	again, err := r.svc.Deliver(ctx, tg.ID, signed(secret, now.Add(time.Minute), body, "d1"), []byte(body), 0, now.Add(time.Minute))
+	again, err := r.svc.Deliver(ctx, tg.ID, triggertest.Headers(secret, now.Add(time.Minute), body, "d1"), []byte(body), 0, now.Add(time.Minute))
 	if err != nil || !again.Replay || again.Run.ID != d.Run.ID {
 		t.Errorf("redelivery = %+v, %v; want the first run, replay", again, err)
 	}
 	// Without a delivery id, replaying the captured request is caught by
 	// its signature.
-	h := signed(secret, now, `{"n":1}`, "")
+	h := triggertest.Headers(secret, now, `{"n":1}`, "")
 	first, err := r.svc.Deliver(ctx, tg.ID, h, []byte(`{"n":1}`), 0, now)
 	if err != nil || first.Replay {
 		t.Fatalf("Deliver(no id) = %+v, %v", first, err)
@@ -95,7 +85,7 @@ func TestDeliver(t *testing.T) {
 	if replay, err := r.svc.Deliver(ctx, tg.ID, h, []byte(`{"n":1}`), 0, now.Add(time.Second)); err != nil || !replay.Replay || replay.Run.ID != first.Run.ID {
 		t.Errorf("replayed request = %+v, %v; want the first run", replay, err)
 	}
-	if _, err := r.svc.Deliver(ctx, tg.ID, signed(secret, now, "not json", "d9"), []byte("not json"), 0, now); err == nil {
+	if _, err := r.svc.Deliver(ctx, tg.ID, triggertest.Headers(secret, now, "not json", "d9"), []byte("not json"), 0, now); err == nil {
 		t.Error("a body that is not JSON was accepted")
 	}
 	runs, _ := st.Runs().List(ctx, ws, store.RunFilter{TriggerID: tg.ID})
@@ -108,17 +98,17 @@ func TestDeliver(t *testing.T) {
 	if err != nil || newSecret == secret {
 		t.Fatalf("RotateSecret = %q, %v", newSecret, err)
 	}
-	if _, err := r.svc.Deliver(ctx, tg.ID, signed(secret, now, body, "d2"), []byte(body), 0, now); !errors.Is(err, trigger.ErrSignature) {
+	if _, err := r.svc.Deliver(ctx, tg.ID, triggertest.Headers(secret, now, body, "d2"), []byte(body), 0, now); !errors.Is(err, trigger.ErrSignature) {
 		t.Errorf("old secret after rotation: %v, want ErrSignature", err)
 	}
-	if _, err := r.svc.Deliver(ctx, tg.ID, signed(newSecret, now, body, "d2"), []byte(body), 0, now); err != nil {
+	if _, err := r.svc.Deliver(ctx, tg.ID, triggertest.Headers(newSecret, now, body, "d2"), []byte(body), 0, now); err != nil {
 		t.Errorf("new secret after rotation: %v", err)
 	}
 	// Disabled looks like unknown.
 	if _, err := r.svc.Update(ctx, ws, tg.ID, trigger.Spec{Enabled: ptr(false)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.svc.Deliver(ctx, tg.ID, signed(newSecret, now, body, "d3"), []byte(body), 0, now); !errors.Is(err, trigger.ErrUnknown) {
+	if _, err := r.svc.Deliver(ctx, tg.ID, triggertest.Headers(newSecret, now, body, "d3"), []byte(body), 0, now); !errors.Is(err, trigger.ErrUnknown) {
 		t.Errorf("disabled trigger: %v, want ErrUnknown", err)
 	}
 }
@@ -136,7 +126,7 @@ func TestDeliverToAgent(t *testing.T) {
 		t.Error("an unknown agent was accepted")
 	}
 	now := time.Now()
-	d, err := r.svc.Deliver(t.Context(), tg.ID, signed(secret, now, `"summarise"`, "a1"), []byte(`"summarise"`), 0, now)
+	d, err := r.svc.Deliver(t.Context(), tg.ID, triggertest.Headers(secret, now, `"summarise"`, "a1"), []byte(`"summarise"`), 0, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +159,7 @@ func FuzzDeliverHeaders(f *testing.F) {
 		f.Fatal(err)
 	}
 	now := time.Unix(1800000000, 0)
-	good := signed(secret, now, `{}`, "x")
+	good := triggertest.Headers(secret, now, `{}`, "x")
 	f.Add(good.Get(egress.TimestampHeader), good.Get(egress.SignatureHeader), "x", []byte(`{}`))
 	f.Add("", "", "", []byte(nil))
 	f.Add("1800000000", "sha256=00", "\x00", []byte(`[`))
@@ -203,7 +193,7 @@ func TestDeliveryClaimedByADeadProcess(t *testing.T) {
 	}
 	body := `{"n":1}`
 	deliver := func(id string, at time.Time) (trigger.Delivery, error) {
-		return r.svc.Deliver(ctx, tg.ID, signed(secret, at, body, id), []byte(body), 0, at)
+		return r.svc.Deliver(ctx, tg.ID, triggertest.Headers(secret, at, body, id), []byte(body), 0, at)
 	}
 	runsOf := func() int {
 		runs, err := st.Runs().List(ctx, ws, store.RunFilter{TriggerID: tg.ID})

@@ -12,6 +12,7 @@ import (
 	"github.com/agentcraftlab/agentcraft/platform"
 	"github.com/agentcraftlab/agentcraft/server/servertest"
 	"github.com/agentcraftlab/agentcraft/store"
+	"github.com/agentcraftlab/agentcraft/trigger/triggertest"
 )
 
 // triggersFlow is the saved workflow the schedule runs.
@@ -118,7 +119,7 @@ func TestTriggersPage(t *testing.T) {
 	deliver := func(secret, id string) (*http.Response, []byte) {
 		t.Helper()
 		payload := `{"report":"disk full on db-2"}`
-		return servertest.Client{T: t}.DoWith(http.MethodPost, made.URL, payload, servertest.WebhookHeaders(secret, time.Now(), payload, id))
+		return servertest.Client{T: t}.DoWith(http.MethodPost, made.URL, payload, triggertest.Headers(secret, time.Now(), payload, id))
 	}
 	fake.Push(llmtest.Turn{Text: "Filed under infrastructure."})
 	resp, body = deliver(made.Secret, "d-1")

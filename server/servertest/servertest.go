@@ -28,7 +28,6 @@ import (
 
 	"github.com/agentcraftlab/agentcraft/budget"
 	"github.com/agentcraftlab/agentcraft/internal/database"
-	"github.com/agentcraftlab/agentcraft/internal/egress"
 
 	"github.com/agentcraftlab/agentcraft/controlplane"
 	"github.com/agentcraftlab/agentcraft/identity"
@@ -659,18 +658,4 @@ func (c Client) JSON(method, path, body string, want int, v any) {
 			c.T.Fatalf("%s %s: decode %s: %v", method, path, b, err)
 		}
 	}
-}
-
-// WebhookHeaders are the headers of a delivery of body to a trigger's
-// webhook signed with secret at time at (README, "Triggers"), with
-// delivery as X-AgentCraft-Delivery (none when "").
-func WebhookHeaders(secret string, at time.Time, body, delivery string) http.Header {
-	ts, sig := egress.SignSplit([]byte(secret), at, []byte(body))
-	h := http.Header{}
-	h.Set(egress.TimestampHeader, ts)
-	h.Set(egress.SignatureHeader, sig)
-	if delivery != "" {
-		h.Set(trigger.DeliveryHeader, delivery)
-	}
-	return h
 }
