@@ -91,7 +91,7 @@ func serveMetrics(cfg config.Metrics, m *acmetrics.Metrics, logger *slog.Logger)
 	mux.Handle("GET /metrics", metricsHandler(cfg, m))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	silent := trackSilent(hs)
+	closeSilentOnShutdown(hs)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -103,7 +103,7 @@ func serveMetrics(cfg config.Metrics, m *acmetrics.Metrics, logger *slog.Logger)
 	return ln.Addr().String(), func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := shutdownServer(ctx, hs, silent); err != nil {
+		if err := hs.Shutdown(ctx); err != nil {
 			hs.Close()
 		}
 		<-done

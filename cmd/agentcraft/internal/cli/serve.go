@@ -349,7 +349,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	silent := trackSilent(hs)
+	closeSilentOnShutdown(hs)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	logger.Info("listening", "addr", ln.Addr().String(), "database", u.String(), "auth", cfg.Server.Auth, "version", version())
@@ -367,7 +367,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready ch
 	logger.Info("shutting_down")
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
 	defer cancel()
-	if err := shutdownServer(sctx, hs, silent); err != nil {
+	if err := hs.Shutdown(sctx); err != nil {
 		logger.Warn("shutdown_incomplete", "error", err)
 		hs.Close()
 	}
