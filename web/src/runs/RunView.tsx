@@ -113,22 +113,11 @@ export default function RunView() {
   const defKey = run ? run.id : ''
   const base = useMemo(() => (definition ? toFlow(definition, kinds) : { nodes: [] as FlowNode[], edges: [] as Edge[] }), [defKey, kinds])
   // React Flow keeps each node's measured size on the node objects
-  // (onNodesChange); a node handed over without it is hidden and measured
-  // again, and its handles lose their positions (see HandleRepair). So the
-  // live statuses decorate these, not fresh ones, and a new base (the node
-  // kinds arrived after the graph was drawn) keeps each node's size.
+  // (onNodesChange); a node handed over without it is hidden until measured
+  // again (and may lose its handles' positions: see HandleRepair), so the
+  // live statuses decorate these, not fresh ones.
   const [flowNodes, setFlowNodes, onNodesChange] = useNodesState<FlowNode>([])
-  useEffect(
-    () =>
-      setFlowNodes((prev) => {
-        const measured = new Map(prev.map((n) => [n.id, n.measured]))
-        return base.nodes.map((n) => {
-          const m = measured.get(n.id)
-          return m ? { ...n, measured: m } : n
-        })
-      }),
-    [base, setFlowNodes],
-  )
+  useEffect(() => setFlowNodes(base.nodes), [base, setFlowNodes])
   const onNodeClick = useCallback((_: unknown, n: FlowNode) => setSelected(n.id), [])
   const onPaneClick = useCallback(() => setSelected(undefined), [])
 
