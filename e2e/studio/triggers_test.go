@@ -248,7 +248,8 @@ const rowNames = async () => (await table().getByRole('row').all()).length > 1
 const createTriggersScript = `
 await signIn()
 await openTriggers()
-const empty = await main.getByText('No triggers yet.').isVisible()
+// The list loads after the heading: wait for its empty state (isVisible does not wait).
+const empty = await main.getByText('No triggers yet.').waitFor().then(() => true, () => false)
 step('a schedule of daily-report')
 await main.getByRole('button', { name: 'New trigger' }).click()
 const form = main.getByRole('form', { name: 'New trigger' })
