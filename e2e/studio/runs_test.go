@@ -261,9 +261,9 @@ result = { first: run.id, rerun: rerunID, canceled: third.id, draftSeen, polishS
 // TestRunViewDrawsEveryEdge opens a run's view again and again, with the
 // node kinds answered after the run at different delays: every load draws
 // every edge, and the contract's edge its label. React Flow could leave
-// the nodes measured but without their handles' positions when the view
-// replaced them while they were measured (a CI run lost the label so);
-// HandleRepair measures them again.
+// the nodes without their handles' positions (with or without their size)
+// when the view replaced them while they were measured (a CI run lost the
+// label so); HandleRepair measures them again.
 func TestRunViewDrawsEveryEdge(t *testing.T) {
 	fake := llmtest.NewOpenAI(t, llmtest.Turn{Text: draftText})
 	env := newStudio(t, &servertest.Options{Providers: []platform.ProviderConfig{servertest.FakeProvider(fake)}, Workflows: true, Memory: true})

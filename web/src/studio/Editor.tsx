@@ -25,7 +25,6 @@ import { Button, ErrorAlert, PageHeader, Section } from '../components/ui'
 import { useDark } from '../theme'
 import { fromFlow, toFlow, type FlowNode } from '../workflow/graph'
 import { useFlowLabels } from '../workflow/flowLabels'
-import { HandleRepair } from '../workflow/HandleRepair'
 import { nodeTypes } from '../workflow/NodeCard'
 import type { Definition, KindDescription, WorkflowNode } from '../workflow/types'
 import { ConfigForm } from './ConfigForm'
@@ -415,7 +414,6 @@ function EditorInner({ wf, kinds, reload }: { wf: StoredWorkflow; kinds: KindDes
             <Background />
             <Controls />
             <MiniMap pannable zoomable ariaLabel={t('studio.minimap')} />
-            <HandleRepair />
           </ReactFlow>
         </div>
         <aside aria-label={t('studio.inspector')} className="w-80 shrink-0 overflow-y-auto border-l border-slate-200 p-3 dark:border-slate-700" onFocus={onFormFocus}>

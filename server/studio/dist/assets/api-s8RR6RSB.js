@@ -1,0 +1,1 @@
+import{s as e}from"./index-DwoTM0bf.js";var t=[`owner`,`admin`,`member`,`guest`],n={guest:1,member:2,admin:3,owner:4};function r(t,r){return r===`owner`?e(t,`manage_owners`):e(t,`manage_members`)&&(n[r]??0)<=(n[t.role]??0)}function i(e){return t.filter(t=>(n[t]??0)<=(n[e??``]??0))}function a(e){return`/api/workspaces/`+encodeURIComponent(e)}export{a as i,r as n,t as r,i as t};
